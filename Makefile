@@ -1,0 +1,41 @@
+# The two commands: `make demo` and `make test`. Each creates .venv when missing and installs
+# the project with the pinned constraints (constraints.txt, compiled by uv from pyproject.toml).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+UV_VERSION := 0.13.9
+
+.PHONY: demo test test-fast bench bench-large lock clean e2e-deps
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet "uv==$(UV_VERSION)"
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt -e ".[test,bench]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/classwatch demo
+
+test: $(STAMP) e2e-deps
+	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not e2e and not slow"
+
+e2e-deps:
+	@command -v chromium >/dev/null 2>&1 || { echo "Installing Debian's chromium for the UI test"; \
+	  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium could not be installed: the UI test will be skipped"; }
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_metrics.py
+	$(BIN)/python benchmarks/bench_drift.py
+
+bench-large: $(STAMP)
+	$(BIN)/python benchmarks/bench_large.py
+
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --all-extras --python-version 3.11 -o constraints.txt --no-header
+
+clean:
+	rm -rf $(VENV) demo-output mlflow.db mlruns .pytest_cache
