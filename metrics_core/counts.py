@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import polars as pl
 
 from metrics_core.errors import InputError
 
@@ -63,6 +64,14 @@ def _run_length(sorted_keys: np.ndarray) -> np.ndarray:
     return np.flatnonzero(change)
 
 
+def _sort_u64(key: np.ndarray) -> np.ndarray:
+    """Sort unsigned 64-bit keys; polars' radix sort is 2-4x faster than numpy's here."""
+    if key.size < 100_000:
+        key.sort()
+        return key
+    return pl.Series(key).sort(multithreaded=False).to_numpy()
+
+
 def _packed_counts(scores: np.ndarray, y: np.ndarray):
     """Distinct non-negative scores with positive/negative counts from ONE sort of packed keys.
 
@@ -72,7 +81,7 @@ def _packed_counts(scores: np.ndarray, y: np.ndarray):
     """
     key = scores.view(np.uint64) << np.uint64(1)
     np.bitwise_or(key, y, out=key, casting="unsafe")
-    key.sort()
+    key = _sort_u64(key)
     value = key >> np.uint64(1)
     starts = _run_length(value)
     low_byte = key.view(np.uint8)[:: key.itemsize] if np.little_endian else key.view(np.uint8)[7::8]
