@@ -1,16 +1,50 @@
-"""Shared benchmark helpers: timing (best of N), peak traced memory, seeded data."""
+"""Shared benchmark helpers: timing (best of N), peak extra RSS, seeded data."""
 
 from __future__ import annotations
 
 import gc
+import threading
 import time
-import tracemalloc
 
 import numpy as np
+import psutil
+
+
+class _RssSampler:
+    """Peak resident memory of this process above its level at start, sampled every 2 ms.
+
+    RSS (not tracemalloc) so that allocations made by polars' and Arrow's own allocators count too.
+    """
+
+    def __init__(self):
+        self.proc = psutil.Process()
+        self.peak = 0
+        self._stop = threading.Event()
+
+    def __enter__(self):
+        self.base = self.proc.memory_info().rss
+        self.peak = self.base
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.proc.memory_info().rss)
+            time.sleep(0.002)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.proc.memory_info().rss)
+
+    @property
+    def extra(self) -> int:
+        return self.peak - self.base
 
 
 def measure(fn, repeat: int = 3):
-    """(best seconds, peak traced bytes of one call, result) of ``fn()``; numpy allocations are traced."""
+    """(best seconds, peak extra RSS bytes of one call, result) of ``fn()``."""
     best = float("inf")
     result = None
     for _ in range(repeat):
@@ -18,12 +52,12 @@ def measure(fn, repeat: int = 3):
         t0 = time.perf_counter()
         result = fn()
         best = min(best, time.perf_counter() - t0)
+        del result
+        result = None
     gc.collect()
-    tracemalloc.start()
-    fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return best, peak, result
+    with _RssSampler() as sampler:
+        result = fn()
+    return best, sampler.extra, result
 
 
 def binary_data(n: int, seed: int = 0):

@@ -1,7 +1,7 @@
 """metrics_core reports against scikit-learn and polars-ds, measured in one process (`make bench`).
 
-Prints seconds, the ratio to each peer and the peak extra memory (traced numpy allocations)
-relative to the input size. Not a test: machines are shared and noisy, so nothing is asserted.
+Prints seconds, the ratio to each peer and the peak extra resident memory (RSS above the level
+before the call) relative to the input size. Not a test: machines are shared and noisy, so nothing is asserted.
 Usage: python benchmarks/bench_metrics.py [--sizes 1000000 10000000] [--classes 10] [--skip-sklearn-mc]
 """
 

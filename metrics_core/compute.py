@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core import formulas as f
-from metrics_core.curves import probability_losses
+from metrics_core.curves import probability_losses, ranking_areas
 from metrics_core.counts import ScoreCounts
 
 
@@ -93,36 +93,12 @@ def multiclass_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> tupl
 
 
 def score_metrics(sc: ScoreCounts | None, prob_scores: bool = True) -> dict:
-    """Threshold-free binary metrics from exact score counts, in one pass over the distinct scores.
-
-    With thresholds at the distinct scores, highest first, and cumulative counts tps/fps:
-    AUROC = sum neg_k (2 tps_k - pos_k) / (2 P N) (ties count 1/2; exact in integers when
-    unweighted); AP = sum pos_k precision_k / P; auprc_trapezoid = trapezoid rule over the PR
-    points starting at (recall 0, precision 1). nan when a class is absent.
-    """
+    """Threshold-free binary metrics from exact score counts: auroc, average_precision,
+    auprc_trapezoid (:func:`metrics_core.curves.ranking_areas`), log_loss and brier
+    (:func:`metrics_core.curves.probability_losses`)."""
     if sc is None:
         return {}
-    pos_d, neg_d = sc.pos[::-1], sc.neg[::-1]
-    tps, fps = np.cumsum(pos_d), np.cumsum(neg_d)
-    p_total = tps[-1] if tps.size else 0
-    n_total = fps[-1] if fps.size else 0
-    out = {}
-    if p_total and n_total:
-        if tps.dtype.kind in "iu" and fps.dtype.kind in "iu":
-            num = int(np.dot(neg_d, 2 * tps - pos_d))  # exact: at most 2 P N, within int64 up to ~3e9 rows
-            out["auroc"] = num / (2 * int(p_total) * int(n_total))
-        else:
-            out["auroc"] = float(np.dot(neg_d, 2 * tps - pos_d) / (2.0 * p_total * n_total))
-    else:
-        out["auroc"] = float("nan")
-    if p_total:
-        precision = tps / (tps + fps)
-        pos_f = pos_d.astype(np.float64)
-        out["average_precision"] = float(np.dot(pos_f, precision) / p_total)
-        previous = np.concatenate(([1.0], precision[:-1]))
-        out["auprc_trapezoid"] = float(np.dot(pos_f, precision + previous) / (2.0 * p_total))
-    else:
-        out["average_precision"] = out["auprc_trapezoid"] = float("nan")
+    out = ranking_areas(sc.pos, sc.neg)
     ll, brier = probability_losses(sc) if prob_scores else (float("nan"), float("nan"))
     out["log_loss"], out["brier"] = ll, brier
     return out

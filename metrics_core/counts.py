@@ -13,7 +13,7 @@ import polars as pl
 
 from metrics_core.errors import InputError
 
-_SIGN = np.uint64(1) << np.uint64(63)
+_BLOCK = 1 << 20  # rows per block in run detection: bounds the temporaries
 
 
 @dataclass(frozen=True)
@@ -82,12 +82,22 @@ def _packed_counts(scores: np.ndarray, y: np.ndarray):
     key = scores.view(np.uint64) << np.uint64(1)
     np.bitwise_or(key, y, out=key, casting="unsafe")
     key = _sort_u64(key)
-    value = key >> np.uint64(1)
-    starts = _run_length(value)
-    low_byte = key.view(np.uint8)[:: key.itemsize] if np.little_endian else key.view(np.uint8)[7::8]
-    pos = np.add.reduceat(low_byte & np.uint8(1), starts, dtype=np.int64)
-    neg = np.diff(np.append(starts, key.size)) - pos
-    return value[starts].view(np.float64), pos, neg
+    n = key.size
+    # A run of one score ends where the keys differ above the label bit: key[i] ^ key[i-1] > 1.
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    for begin in range(1, n, _BLOCK):
+        end = min(begin + _BLOCK, n)
+        np.greater(key[begin:end] ^ key[begin - 1:end - 1], 1, out=change[begin:end])
+    labels = key & np.uint64(1)
+    if change.all():  # every score distinct: no grouping needed
+        pos = labels.astype(np.int64)
+        return (key >> np.uint64(1)).view(np.float64), pos, 1 - pos
+    starts = np.flatnonzero(change)
+    del change
+    pos = np.add.reduceat(labels, starts).astype(np.int64)
+    neg = np.diff(starts, append=n) - pos
+    return (key[starts] >> np.uint64(1)).view(np.float64), pos, neg
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ from metrics_core.counts import ScoreCounts
 from metrics_core.formulas import ratio
 
 
+BLOCK = 1 << 20  # distinct scores per block: bounds the temporaries of one pass
+
+
 def _descending(pos, neg):
     """Cumulative (tps, fps) for thresholds at the distinct scores, highest first (last axis)."""
     pos_d = np.flip(pos, axis=-1)
@@ -22,33 +25,70 @@ def _descending(pos, neg):
     return np.cumsum(pos_d, axis=-1), np.cumsum(neg_d, axis=-1), pos_d, neg_d
 
 
-def auroc_from_counts(pos, neg):
-    """AUROC = P(score of a positive > score of a negative) + 1/2 P(tie) (Mann-Whitney, seed 003).
+def ranking_areas(pos, neg) -> dict:
+    """AUROC, average precision and the trapezoid area under PR, in one pass over the distinct
+    scores (ascending order on the last axis; leading axes are bootstrap replicates).
 
-    ``pos``/``neg`` are counts per distinct score in ascending score order (any leading axes).
-    Integer counts give the exact rational rounded once. nan when a class is absent.
+    With thresholds at the distinct scores, highest first, and cumulative counts tps/fps:
+
+    - ``auroc`` = sum_k neg_k (2 tps_k - pos_k) / (2 P N): P(positive scores higher) + 1/2 P(tie),
+      the Mann-Whitney form of seed 003; exact integer arithmetic when unweighted;
+    - ``average_precision`` = sum_k pos_k precision_k / P (scikit-learn's step-wise sum);
+    - ``auprc_trapezoid`` = trapezoid rule over the PR points starting at (recall 0, precision 1).
+
+    nan when a class is absent (AUROC) or there are no positives (AP, trapezoid). A 1-D input
+    is processed in blocks of ``BLOCK`` distinct scores so that temporaries stay small.
     """
     pos = np.asarray(pos)
     neg = np.asarray(neg)
-    if pos.dtype.kind in "iu" and neg.dtype.kind in "iu" and pos.ndim == 1:
-        below = np.cumsum(neg) - neg  # negatives strictly below each score
-        num = int(np.dot(pos, 2 * below + neg))  # exact in int64 up to ~3e9 rows
-        p, n = int(pos.sum()), int(neg.sum())
-        return num / (2 * p * n) if p and n else float("nan")
-    pos = pos.astype(np.float64)
-    neg = neg.astype(np.float64)
-    below = np.cumsum(neg, axis=-1) - neg
-    num = (pos * (2 * below + neg)).sum(axis=-1)
-    return ratio(num, 2 * pos.sum(axis=-1) * neg.sum(axis=-1))
+    exact = pos.ndim == 1 and pos.dtype.kind in "iu" and neg.dtype.kind in "iu"
+    shape = pos.shape[:-1]
+    size = pos.shape[-1]
+    auc_num = 0 if exact else np.zeros(shape)
+    ap = np.zeros(shape)
+    trap = np.zeros(shape)
+    tp0 = np.zeros(shape, dtype=pos.dtype if exact else np.float64)
+    fp0 = np.zeros(shape, dtype=neg.dtype if exact else np.float64)
+    prev = np.ones(shape)
+    step = BLOCK if pos.ndim == 1 else max(size, 1)
+    for end in range(size, 0, -step):
+        begin = max(0, end - step)
+        pos_d = np.flip(pos[..., begin:end], axis=-1)
+        neg_d = np.flip(neg[..., begin:end], axis=-1)
+        if not exact:
+            pos_d = pos_d.astype(np.float64)
+            neg_d = neg_d.astype(np.float64)
+        tps = np.cumsum(pos_d, axis=-1) + tp0[..., None]
+        fps = np.cumsum(neg_d, axis=-1) + fp0[..., None]
+        if exact:
+            auc_num += int(np.dot(neg_d, 2 * tps - pos_d))
+        else:
+            auc_num = auc_num + (neg_d * (2 * tps - pos_d)).sum(axis=-1)
+        predicted = (tps + fps).astype(np.float64)
+        precision = np.divide(tps, predicted, out=np.zeros(predicted.shape), where=predicted != 0)
+        pos_f = pos_d.astype(np.float64)
+        ap = ap + (pos_f * precision).sum(axis=-1)
+        previous = np.concatenate((prev[..., None], precision[..., :-1]), axis=-1)
+        trap = trap + (pos_f * (precision + previous)).sum(axis=-1)
+        tp0, fp0, prev = tps[..., -1], fps[..., -1], precision[..., -1]
+    p_total = tp0.astype(np.float64)
+    n_total = fp0.astype(np.float64)
+    if exact:
+        p_i, n_i = int(tp0), int(fp0)
+        auroc = auc_num / (2 * p_i * n_i) if p_i and n_i else float("nan")
+    else:
+        auroc = ratio(auc_num, 2 * p_total * n_total)
+    return {"auroc": auroc, "average_precision": ratio(ap, p_total), "auprc_trapezoid": ratio(trap, 2 * p_total)}
+
+
+def auroc_from_counts(pos, neg):
+    """AUROC from counts per distinct score (ascending): see :func:`ranking_areas`."""
+    return ranking_areas(pos, neg)["auroc"]
 
 
 def average_precision_from_counts(pos, neg):
-    """Average precision = sum_k (R_k - R_{k-1}) P_k over thresholds, highest first
-    (scikit-learn's step-wise sum); nan with no positives."""
-    tps, fps, pos_d, _ = _descending(np.asarray(pos, np.float64), np.asarray(neg, np.float64))
-    precision = ratio(tps, tps + fps)
-    precision = np.where(np.isnan(precision), 0.0, precision)
-    return ratio((pos_d * precision).sum(axis=-1), tps[..., -1] if tps.shape[-1] else 0.0)
+    """Average precision from counts per distinct score (ascending): see :func:`ranking_areas`."""
+    return ranking_areas(pos, neg)["average_precision"]
 
 
 def roc_curve(sc: ScoreCounts):
@@ -114,29 +154,30 @@ def confusion_at(sc: ScoreCounts, threshold: float):
     return tp, fp, sc.pos.sum() - tp, sc.neg.sum() - fp
 
 
-def probability_losses(sc: ScoreCounts, pos=None, neg=None):
+def probability_losses(sc: ScoreCounts):
     """(log_loss, brier) from the distinct scores; nan with a warning when a score is outside [0, 1].
 
-    log loss clips probabilities to [eps, 1 - eps] with eps the float64 machine epsilon, as
-    scikit-learn 1.9 does. ``pos``/``neg`` may carry leading replicate axes.
+    log loss = -sum(pos log p + neg log(1 - p)) / total with p clipped to [eps, 1 - eps], eps the
+    float64 machine epsilon, as scikit-learn 1.9 does; Brier = sum(pos (1 - s)^2 + neg s^2) / total.
     """
-    pos = sc.pos if pos is None else pos
-    neg = sc.neg if neg is None else neg
     s = sc.scores
     if s.size and (s[0] < 0 or s[-1] > 1):
         warnings.warn("Scores outside [0, 1] are not probabilities: log_loss and brier are nan "
                       "(ranking metrics are still computed).", RuntimeWarning, stacklevel=3)
-        shape = np.asarray(pos).shape[:-1]
-        return np.full(shape, np.nan) if shape else float("nan"), np.full(shape, np.nan) if shape else float("nan")
+        return float("nan"), float("nan")
     eps = np.finfo(np.float64).eps
-    p = np.clip(s, eps, 1 - eps)
-    pos = np.asarray(pos, dtype=np.float64)
-    neg = np.asarray(neg, dtype=np.float64)
-    total = pos.sum(axis=-1) + neg.sum(axis=-1)
-    # log(1 - p) rather than log1p(-p): scikit-learn builds the 1 - p column the same way.
-    ll = ratio(pos @ -np.log(p) + neg @ -np.log(1.0 - p), total)
-    brier = ratio(pos @ np.square(1.0 - s) + neg @ np.square(s), total)
-    return ll, brier
+    ll = brier = 0.0
+    for begin in range(0, s.size, BLOCK):
+        block = slice(begin, begin + BLOCK)
+        sb = s[block]
+        p = np.clip(sb, eps, 1 - eps)
+        pos = sc.pos[block].astype(np.float64)
+        neg = sc.neg[block].astype(np.float64)
+        # log(1 - p) rather than log1p(-p): scikit-learn builds the 1 - p column the same way.
+        ll += float(pos @ -np.log(p) + neg @ -np.log(1.0 - p))
+        brier += float(pos @ np.square(1.0 - sb) + neg @ np.square(sb))
+    total = float(sc.pos.sum() + sc.neg.sum())
+    return ratio(ll, total), ratio(brier, total)
 
 
 def thin(x, y, thresholds, max_points: int = 1000):

@@ -19,9 +19,9 @@ from scipy.special import ndtri
 from metrics_core import formulas as f
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.counts import BinnedScoreCounts, ScoreCounts
-from metrics_core.curves import auroc_from_counts, average_precision_from_counts
+from metrics_core.curves import ranking_areas
 
-MAX_BOOT_BINS = 2048
+MAX_BOOT_BINS = 512
 NO_INTERVAL = ("n", "tp", "fp", "fn", "tn")
 
 
@@ -57,35 +57,45 @@ def _percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def _multinomial(n: int, probs: np.ndarray, n_boot: int, rng) -> np.ndarray:
-    """``n_boot`` multinomial draws as conditional binomials vectorised over the replicates.
+def _multinomial(n, probs: np.ndarray, n_boot: int, rng) -> np.ndarray:
+    """``n_boot`` multinomial draws per group as conditional binomials vectorised over replicates.
 
-    Exact multinomial sampling; one vectorised binomial call per cell instead of numpy's
-    per-replicate loop over cells (which costs seconds for thousands of cells).
+    ``probs`` is ``(G, C)`` (G independent groups of C cells) and ``n`` the ``(G,)`` row counts;
+    returns ``(n_boot, G, C)``. Exact multinomial sampling with one vectorised binomial call per
+    cell index instead of numpy's per-replicate loop over cells.
     """
-    out = np.empty((n_boot, probs.size))
-    remaining = np.full(n_boot, n, dtype=np.int64)
-    mass_left = 1.0
-    for j, pj in enumerate(probs):
-        if j == probs.size - 1:
-            out[:, j] = remaining
+    probs = np.atleast_2d(np.asarray(probs, dtype=np.float64))
+    groups, cells = probs.shape
+    out = np.empty((n_boot, groups, cells))
+    remaining = np.broadcast_to(np.asarray(n, dtype=np.int64), (n_boot, groups)).copy()
+    mass_left = np.ones(groups)
+    for j in range(cells):
+        if j == cells - 1:
+            out[:, :, j] = remaining
             break
-        q = min(max(pj / mass_left, 0.0), 1.0) if mass_left > 0 else 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.clip(np.where(mass_left > 0, probs[:, j] / mass_left, 0.0), 0.0, 1.0)
         draw = rng.binomial(remaining, q)
-        out[:, j] = draw
+        out[:, :, j] = draw
         remaining -= draw
-        mass_left -= pj
+        mass_left = mass_left - probs[:, j]
     return out
 
 
-def _resample(counts: np.ndarray, n_rows: int, n_boot: int, rng) -> np.ndarray:
-    """``n_boot`` multinomial replicates of a count array (any shape), rescaled to its total."""
-    flat = np.asarray(counts, dtype=np.float64).ravel()
-    total = flat.sum()
-    if total <= 0 or n_rows <= 0:
-        return np.zeros((n_boot,) + np.shape(counts))
-    draws = _multinomial(int(n_rows), flat / total, n_boot, rng)
-    return (draws * (total / n_rows)).reshape((n_boot,) + np.shape(counts))
+def _resample(counts: np.ndarray, n_rows, n_boot: int, rng, groups: bool = False) -> np.ndarray:
+    """``n_boot`` multinomial replicates of a count array, rescaled to its total.
+
+    With ``groups`` the first axis holds independent count vectors (each its own ``n_rows``).
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    flat = c.reshape(c.shape[0], -1) if groups else c.reshape(1, -1)
+    totals = flat.sum(axis=1)
+    n = np.broadcast_to(np.asarray(n_rows, dtype=np.int64), totals.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        probs = np.where(totals[:, None] > 0, flat / totals[:, None], 0.0)
+        scale = np.where(n > 0, totals / np.maximum(n, 1), 0.0)
+    draws = _multinomial(n, probs, n_boot, rng) * scale[None, :, None]
+    return draws.reshape((n_boot,) + c.shape)
 
 
 def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: bool = True):
@@ -118,17 +128,6 @@ def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: bool = True)
     return bp, bn, f.ratio(lp, bp), f.ratio(ln, bn), f.ratio(sp, bp), f.ratio(sn, bn)
 
 
-def _trapezoid_pr(pos, neg):
-    """Trapezoid area under PR points (with the (0, 1) start) for replicate count arrays."""
-    pos_d, neg_d = np.flip(pos, -1), np.flip(neg, -1)
-    tps, fps = np.cumsum(pos_d, -1), np.cumsum(neg_d, -1)
-    prec = np.nan_to_num(f.ratio(tps, tps + fps))
-    rec = f.ratio(tps, tps[..., -1:])
-    rec = np.concatenate((np.zeros(rec.shape[:-1] + (1,)), rec), -1)
-    prec = np.concatenate((np.ones(prec.shape[:-1] + (1,)), prec), -1)
-    return (np.diff(rec, axis=-1) * (prec[..., 1:] + prec[..., :-1]) / 2).sum(-1)
-
-
 def score_replicates(sc, n_rows: int, n_boot: int, rng, prob: bool = True) -> dict:
     """Bootstrap replicates of auroc, average_precision, auprc_trapezoid, log_loss and brier."""
     if isinstance(sc, BinnedScoreCounts):
@@ -137,24 +136,34 @@ def score_replicates(sc, n_rows: int, n_boot: int, rng, prob: bool = True) -> di
     k = bp.size
     reps = _resample(np.concatenate((bp, bn)), n_rows, n_boot, rng)
     rp, rn = reps[:, :k], reps[:, k:]
-    out = {}
-    exact = {"auroc": auroc_from_counts(sc.pos, sc.neg),
-             "average_precision": average_precision_from_counts(sc.pos, sc.neg)}
-    coarse = {"auroc": auroc_from_counts(bp, bn), "average_precision": average_precision_from_counts(bp, bn)}
-    out["auroc"] = auroc_from_counts(rp, rn) + (exact["auroc"] - coarse["auroc"])
-    out["average_precision"] = average_precision_from_counts(rp, rn) + (
-        exact["average_precision"] - coarse["average_precision"])
-    from metrics_core.curves import pr_curve, trapezoid_area
-
-    if sc.pos.sum() > 0:
-        r, p, _ = pr_curve(sc)
-        shift = trapezoid_area(r, p) - float(_trapezoid_pr(bp, bn))
-        out["auprc_trapezoid"] = _trapezoid_pr(rp, rn) + shift
+    exact = ranking_areas(sc.pos, sc.neg)
+    coarse = ranking_areas(bp, bn)
+    reps = ranking_areas(rp, rn)
+    # Intervals centred on the exact statistic: add back what the coarsening changed.
+    out = {k: reps[k] + (exact[k] - coarse[k]) for k in reps}
     if prob:
         tot = rp.sum(-1) + rn.sum(-1)
         out["log_loss"] = f.ratio(rp @ np.nan_to_num(lp) + rn @ np.nan_to_num(ln), tot)
         out["brier"] = f.ratio(rp @ np.nan_to_num(sp) + rn @ np.nan_to_num(sn), tot)
     return out
+
+
+def class_auroc_replicates(class_scores, n_boot: int, rng) -> np.ndarray:
+    """``(n_boot, K)`` bootstrap replicates of the one-vs-rest AUROC of each class, centred on
+    the exact values (each class's coarsened score counts resampled as one group)."""
+    coarse = [coarsen(sc.as_score_counts() if isinstance(sc, BinnedScoreCounts) else sc, losses=False)[:2]
+              for sc in class_scores]
+    width = max(bp.size for bp, _ in coarse)
+    cells = np.zeros((len(coarse), 2 * width))
+    for g, (bp, bn) in enumerate(coarse):
+        cells[g, :bp.size] = bp
+        cells[g, width:width + bn.size] = bn
+    n_rows = np.array([int(round(c.sum())) for c in cells])
+    reps = _resample(cells, n_rows, n_boot, rng, groups=True)
+    auroc = ranking_areas(reps[..., :width], reps[..., width:])["auroc"]  # zero-padded bins add nothing
+    exact = np.array([ranking_areas(sc.pos, sc.neg)["auroc"] for sc in class_scores], dtype=np.float64)
+    coarse_auroc = ranking_areas(cells[:, :width], cells[:, width:])["auroc"]
+    return auroc + (exact - coarse_auroc)
 
 
 def _clt(total, total_sq, weight, n_rows, level, bounds=(-np.inf, np.inf)):
@@ -206,8 +215,7 @@ def report_intervals(report) -> dict:
         reps, _ = multiclass_confusion_metrics(_resample(m, s.n_rows, n_boot, rng), o.get("beta", 1.0),
                                                o.get("cost_matrix"))
         if s.scores is not None:
-            per = [score_replicates(sc, int(round(s.n_rows)), n_boot, rng, prob=False)["auroc"] for sc in s.scores]
-            per = np.stack(per, -1)
+            per = class_auroc_replicates(s.scores, n_boot, rng)
             support = m.sum(axis=1)
             reps["auroc_ovr_macro"], _ = f.nanmean_count(per)
             reps["auroc_ovr_weighted"], _ = f.nanmean_count(per, support)
@@ -224,7 +232,7 @@ def report_intervals(report) -> dict:
         for name in ("jaccard", "precision", "recall", "f1"):
             t, t2, d = s.sample_sums[name]
             out[f"{name}_samples"] = _clt(t, t2, d, d, level, (0.0, 1.0))
-        rep = np.stack([_resample(m[j], s.n_rows, n_boot, rng) for j in range(n_labels)], 1)  # (B, L, 2, 2)
+        rep = _resample(m, s.n_rows, n_boot, rng, groups=True)  # (B, L, 2, 2)
         rtn, rfp, rfn, rtp = rep[..., 0, 0], rep[..., 0, 1], rep[..., 1, 0], rep[..., 1, 1]
         reps = {"f1_micro": f.fbeta(rtp.sum(-1), rfp.sum(-1), rfn.sum(-1))}
         for name, vals in (("precision", f.ratio(rtp, rtp + rfp)), ("recall", f.ratio(rtp, rtp + rfn)),

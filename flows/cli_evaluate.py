@@ -1,0 +1,285 @@
+"""`classwatch evaluate`: one dataset's report as rich tables (metric, 95% interval, baselines) plus its PNG plots."""
+
+from __future__ import annotations
+
+import math
+import re
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import metrics_core as mc
+
+COUNT_KEYS = {"n", "tp", "fp", "fn", "tn", "support", "total_cost"}
+
+
+class Task(str, Enum):
+    """Task kinds `evaluate` handles (multilabel needs list columns: a later command)."""
+
+    binary = "binary"
+    multiclass = "multiclass"
+
+
+class ColumnError(mc.InputError):
+    """A column named by the command line is missing from the data."""
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+def scan(path: Path) -> pl.LazyFrame:
+    """A lazy frame over a Parquet file or directory (hive partitions), an Arrow IPC/Feather or CSV file."""
+    suffix = path.suffix.lower()
+    if path.is_dir() or suffix in {".parquet", ".pq"}:
+        return pl.scan_parquet(path)
+    if suffix in {".arrow", ".feather", ".ipc"}:
+        return pl.scan_ipc(path)
+    if suffix == ".csv":
+        return pl.scan_csv(path)
+    raise mc.InputError(f"{path}: unknown file type {suffix!r}. Give a Parquet file or directory, "
+                        "an Arrow IPC/Feather file or a CSV file.")
+
+
+def _require(columns: list[str], needed: dict[str, str], path: Path) -> None:
+    """Every role -> column of ``needed`` exists, else a ColumnError naming it and listing the columns."""
+    for role, column in needed.items():
+        if column not in columns:
+            shown = ", ".join(columns[:25]) + (", ..." if len(columns) > 25 else "")
+            what = f"column {column!r}" + (f" ({role})" if role != column else "")
+            raise ColumnError(f"{what} not found in {path}. Its columns are: {shown}. "
+                              f"Name the right one with --{role}-column.")
+
+
+def _label_value(text: str | None, dtype: pl.DataType, what: str):
+    """Convert a class value typed on the command line to the dtype of the label column."""
+    if text is None:
+        return None
+    try:
+        if dtype.is_integer():
+            return int(text)
+        if dtype.is_float():
+            return float(text)
+        if dtype == pl.Boolean:
+            return {"true": True, "1": True, "false": False, "0": False}[text.lower()]
+    except (ValueError, KeyError):
+        raise mc.InputError(f"{what} {text!r} is not a value of the label column (dtype {dtype}).") from None
+    return text
+
+
+def _explain(message: str, columns: dict[str, str], frame: pl.DataFrame | None, score_columns: list[str]) -> str:
+    """Rephrase a metrics_core message about an argument (y_score, ...) as one about the column."""
+    match = re.match(r"(y_true|y_score|y_pred|sample_weight)( column '[^']*')?", message)
+    if not match:
+        return message
+    argument, sub = match.group(1), match.group(2)
+    if sub:
+        where = sub.strip()
+    elif argument == "y_score" and score_columns:
+        bad = [c for c in score_columns if frame is not None
+               and (frame[c].null_count() or not frame[c].cast(pl.Float64).is_finite().fill_null(False).all())]
+        shown = bad or score_columns
+        where = "score column" + ("s " if len(shown) > 1 else " ") + ", ".join(repr(c) for c in shown[:10])
+    else:
+        where = f"column {columns[argument]!r}"
+    return where + message[match.end():]
+
+
+# --------------------------------------------------------------------------------------------
+# Formatting
+# --------------------------------------------------------------------------------------------
+
+def format_value(key: str, value) -> str:
+    """How the tables print a value: counts with thousands separators, others with 4 decimals.
+
+    >>> format_value("n", 1234.0), format_value("auroc", 0.87654321), format_value("mcc", float("nan"))
+    ('1,234', '0.8765', 'nan')
+    """
+    if value is None:
+        return "-"
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if key in COUNT_KEYS or key.startswith("n_"):
+        whole = abs(value - round(value)) <= 1e-9 * max(1.0, abs(value))  # expected counts of baselines
+        return f"{value:,.0f}" if whole else f"{value:,.2f}"
+    if abs(value) < 5e-5:
+        value = 0.0  # no "-0.0000" for a rounding residue
+    return f"{value:.4f}" if abs(value) < 1e5 else f"{value:.4g}"
+
+
+def format_interval(key: str, interval) -> str:
+    """``[low, high]`` with :func:`format_value`'s digits, or ``-`` when the metric has none."""
+    if interval is None:
+        return "-"
+    low, high = interval
+    return f"[{format_value(key, low)}, {format_value(key, high)}]"
+
+
+def metric_table(report, level: float) -> Table:
+    """Every key of ``report.metrics`` with its interval and its majority / random baselines."""
+    intervals, baselines = report.intervals, report.baselines
+    majority, random = baselines.get("majority", {}), baselines.get("random", {})
+    table = Table(title=f"{report.task.capitalize()} metrics", title_justify="left", header_style="bold")
+    table.add_column("metric", style="cyan", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column(f"{level:.0%} interval", justify="right", no_wrap=True)
+    table.add_column("majority class", justify="right", no_wrap=True)
+    table.add_column("random (prevalence)", justify="right", no_wrap=True)
+    for key, value in report.metrics.items():
+        table.add_row(key, format_value(key, value), format_interval(key, intervals.get(key)),
+                      format_value(key, majority.get(key)), format_value(key, random.get(key)))
+    return table
+
+
+def per_class_table(report) -> Table:
+    """The per-class one-vs-rest table of a multiclass report, one row per class."""
+    frame = report.per_class
+    table = Table(title="Per class (one-vs-rest)", title_justify="left", header_style="bold")
+    for column in frame.columns:
+        table.add_column(column, justify="left" if column == "class" else "right", no_wrap=True,
+                         style="cyan" if column == "class" else None)
+    for row in frame.iter_rows():
+        table.add_row(*(str(v) if c == "class" else format_value(c, v) for c, v in zip(frame.columns, row)))
+    return table
+
+
+# --------------------------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------------------------
+
+def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float = 1.0, pos_label: str | None = None,
+                 level: float = 0.95, label_column: str = "label", score_column: str = "score",
+                 score_prefix: str = "score_", prediction_column: str = "prediction",
+                 weight_column: str | None = None, n_boot: int = 1000, seed: int = 0):
+    """Read the columns of SPEC's data contract from ``path`` and compute the metrics_core report.
+
+    Binary: ``label`` and ``score`` (or ``prediction`` when there is no score column).
+    Multiclass: ``label`` with the ``score_<class>`` columns (classes in column order) and/or
+    ``prediction``. ``weight_column`` weights every count (expenditure). Raises
+    ``metrics_core.InputError`` naming the column for missing columns and bad values.
+    """
+    lazy = scan(path)
+    columns = lazy.collect_schema().names()
+    needed = {"label": label_column}
+    if weight_column:
+        needed["weight"] = weight_column
+    score_columns: list[str] = []
+    if task is Task.binary:
+        if score_column in columns:
+            needed["score"] = score_column
+        else:
+            needed.update({"score": score_column} if prediction_column not in columns else
+                          {"prediction": prediction_column})
+    else:
+        score_columns = [c for c in columns if c.startswith(score_prefix) and c != score_prefix]
+        if prediction_column in columns:
+            needed["prediction"] = prediction_column
+        elif not score_columns:
+            raise ColumnError(f"{path}: a multiclass evaluation needs score columns '{score_prefix}<class>' or a "
+                              f"column {prediction_column!r}; found neither among: {', '.join(columns[:25])}.")
+    _require(columns, needed, path)
+    frame = lazy.select(list(dict.fromkeys([*needed.values(), *score_columns]))).collect()
+    arg_columns = {"y_true": label_column, "y_score": score_column, "y_pred": prediction_column,
+                   "sample_weight": weight_column or "weight"}
+    weights = frame[weight_column] if weight_column else None
+    label_dtype = frame.schema[label_column]
+    try:
+        if task is Task.binary:
+            pos = _label_value(pos_label, label_dtype, "--pos-label")
+            if pos is None:
+                if label_dtype == pl.String:
+                    values = frame[label_column].drop_nulls().unique().sort().to_list()[:5]
+                    raise mc.InputError(f"column {label_column!r} holds strings {values!r}: say which is the "
+                                        "positive class with --pos-label.")
+                pos = True if label_dtype == pl.Boolean else 1
+            scores = frame[score_column] if "score" in needed else None
+            y_pred = frame[prediction_column] if "prediction" in needed else None
+            return mc.binary_report(frame[label_column], scores, y_pred, threshold=threshold, beta=beta,
+                                    pos_label=pos, sample_weight=weights, level=level, n_boot=n_boot, seed=seed)
+        labels = None
+        if score_columns:
+            labels = [_label_value(c[len(score_prefix):], label_dtype, f"score column {c!r}: class")
+                      for c in score_columns]
+        y_pred = frame[prediction_column] if "prediction" in needed else None
+        y_score = frame.select(score_columns) if score_columns else None
+        return mc.multiclass_report(frame[label_column], y_pred, y_score=y_score, labels=labels, beta=beta,
+                                    sample_weight=weights, level=level, n_boot=n_boot, seed=seed)
+    except ValueError as exc:
+        raise mc.InputError(f"{path}: {_explain(str(exc), arg_columns, frame, score_columns)}") from None
+
+
+def evaluate(
+    path: Annotated[Path, typer.Argument(help="Parquet file or directory (hive partitions); .arrow/.feather "
+                                              "and .csv work too.", exists=True, show_default=False)],
+    task: Annotated[Task, typer.Option("--task", "-t", help="binary: columns label + score. multiclass: "
+                                       "label + score_<class> columns and/or prediction.", case_sensitive=False)],
+    threshold: Annotated[float, typer.Option(help="Binary: a row is predicted positive when score >= threshold.")]
+    = 0.5,
+    beta: Annotated[float, typer.Option(help="The beta of F-beta (beta > 1 weights recall more).", min=0.0)] = 1.0,
+    pos_label: Annotated[str | None, typer.Option(help="Binary: the positive class value (default: 1, or True).")]
+    = None,
+    level: Annotated[float, typer.Option(help="Confidence level of the intervals.", min=0.5, max=0.999)] = 0.95,
+    out_dir: Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside the data).",
+                                                 file_okay=False)] = None,
+    label_column: Annotated[str, typer.Option(help="Column with the labelled (true) class.")] = "label",
+    score_column: Annotated[str, typer.Option(help="Binary: column with the positive-class score.")] = "score",
+    score_prefix: Annotated[str, typer.Option(help="Multiclass: prefix of the per-class score columns.")]
+    = "score_",
+    prediction_column: Annotated[str, typer.Option(help="Column with the predicted class.")] = "prediction",
+    weight_column: Annotated[str | None, typer.Option(help="Column of row weights, e.g. expenditure "
+                                                           "(default: unweighted).")] = None,
+    n_boot: Annotated[int, typer.Option(help="Bootstrap replicates for the non-proportion intervals.", min=50)]
+    = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write ROC / PR / gain / lift / confusion "
+                                                                   "PNGs.")] = True,
+) -> None:
+    """Evaluate a classifier's predictions in PATH: every metric, its interval and two baselines.
+
+    Prints every metric of the report (ISO/IEC TS 4213 names) with its confidence
+    interval (Wilson for proportions, bootstrap otherwise) and the same metric
+    for the majority-class and the prevalence-matched random classifier;
+    multiclass adds a per-class table.
+
+    Writes NAME_roc.png, NAME_pr.png, NAME_gain.png, NAME_lift.png and
+    NAME_confusion.png beside the data (or into --out-dir). Bad input (missing
+    column, NaN score, null label, ...) is reported by column and exits with 2.
+    """
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
+    errors = Console(stderr=True, highlight=False)
+    path = Path(path)
+    try:
+        with console.status(f"Reading {path} and computing the {task.value} report..."):
+            report = build_report(path, task, threshold=threshold, beta=beta, pos_label=pos_label, level=level,
+                                  label_column=label_column, score_column=score_column, score_prefix=score_prefix,
+                                  prediction_column=prediction_column, weight_column=weight_column,
+                                  n_boot=n_boot, seed=seed)
+        with console.status(f"Intervals ({n_boot:,} bootstrap replicates of the statistics) and baselines..."):
+            table = metric_table(report, level)
+    except ValueError as exc:
+        errors.print(f"[bold red]Error:[/] [red]{exc}[/]", soft_wrap=True)
+        raise typer.Exit(code=2) from None
+    weighted = f", weighted by {weight_column!r}" if weight_column else ""
+    details = f"threshold {threshold:g}, " if task is Task.binary else ""
+    console.print(f"[bold]{path}[/]: {task.value}, {report.stats.n_rows:,} rows{weighted}; "
+                  f"{details}beta {beta:g}; {level:.0%} intervals")
+    console.print(table)
+    if report.per_class is not None:
+        console.print(per_class_table(report))
+    if plots:
+        from tasks.plots import plot_report
+
+        target = out_dir or path.parent  # never inside a dataset directory: readers would trip on PNGs
+        with console.status("Drawing plots..."):
+            written = plot_report(report, target, prefix=f"{path.stem}_", beta=beta)
+        console.print("Plots: " + ", ".join(str(p) for p in written.values()), soft_wrap=True)

@@ -1,0 +1,236 @@
+"""`classwatch evaluate` and `classwatch demo` through Typer's CliRunner, on generated Parquet files."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import metrics_core as mc
+from flows.cli import app
+from flows.cli_evaluate import format_interval, format_value
+from flows.demo_data import class_names, make_binary_demo, make_multiclass_demo
+
+N_BOOT = 200
+PLOTS = ("roc", "pr", "gain", "lift", "confusion")
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("cli-data")
+
+
+@pytest.fixture(scope="module")
+def binary_file(data_dir):
+    path = data_dir / "quotes.parquet"
+    make_binary_demo(3_000, seed=21).write_parquet(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def multiclass_file(data_dir):
+    path = data_dir / "items.parquet"
+    make_multiclass_demo(3_000, k=4, seed=22).write_parquet(path)
+    return path
+
+
+def invoke(*args: str):
+    return runner.invoke(app, ["evaluate", *map(str, args), "--n-boot", str(N_BOOT)])
+
+
+def table_rows(output: str) -> dict[str, list[str]]:
+    """Cells of every table row, keyed by the first cell (metric key or class)."""
+    rows = {}
+    for line in output.splitlines():
+        cells = [c.strip() for c in re.split(r"[│┃|]", line)]
+        if len(cells) > 3 and cells[0] == "" and cells[1]:
+            rows.setdefault(cells[1], cells[2:-1])
+    return rows
+
+
+def expected_rows(report) -> dict[str, list[str]]:
+    base = report.baselines
+    return {key: [format_value(key, value), format_interval(key, report.intervals.get(key)),
+                  format_value(key, base["majority"].get(key)), format_value(key, base["random"].get(key))]
+            for key, value in report.metrics.items()}
+
+
+def assert_no_traceback(result):
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_binary_table_has_every_metric_with_its_interval_and_baselines(binary_file, tmp_path):
+    result = invoke(binary_file, "--task", "binary", "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.output
+    df = pl.read_parquet(binary_file)
+    report = mc.binary_report(df["label"], df["score"], n_boot=N_BOOT)
+    rows = table_rows(result.stdout)
+    expected = expected_rows(report)
+    for key in ("n", "tp", "precision", "recall", "f1", "mcc", "auroc", "average_precision", "log_loss", "brier"):
+        assert key in expected
+    for key, cells in expected.items():
+        assert rows[key] == cells, key
+    # the printed value is the report's to the 4 decimals shown
+    assert float(rows["auroc"][0]) == pytest.approx(report.metrics["auroc"], abs=5e-5)
+    for name in PLOTS:
+        png = tmp_path / f"quotes_{name}.png"
+        assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
+
+
+def test_binary_options_threshold_beta_level_weight(binary_file, tmp_path):
+    result = invoke(binary_file, "-t", "binary", "--threshold", "0.3", "--beta", "2", "--level", "0.9",
+                    "--weight-column", "weight", "--no-plots")
+    assert result.exit_code == 0, result.output
+    df = pl.read_parquet(binary_file)
+    report = mc.binary_report(df["label"], df["score"], threshold=0.3, beta=2.0, sample_weight=df["weight"],
+                              level=0.9, n_boot=N_BOOT)
+    rows = table_rows(result.stdout)
+    for key, cells in expected_rows(report).items():
+        assert rows[key] == cells, key
+    assert "90% interval" in result.stdout
+    assert not list(binary_file.parent.glob("*.png"))  # --no-plots writes nothing (the other tests use --out-dir)
+
+
+def test_plots_go_beside_the_data_by_default(tmp_path):
+    path = tmp_path / "beside.parquet"
+    make_binary_demo(800, seed=2).write_parquet(path)
+    result = invoke(path, "--task", "binary")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == sorted(f"beside_{n}.png" for n in PLOTS)
+
+
+def test_multiclass_table_and_per_class(multiclass_file, tmp_path):
+    result = invoke(multiclass_file, "--task", "multiclass", "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.output
+    df = pl.read_parquet(multiclass_file)
+    names = class_names(4)
+    report = mc.multiclass_report(df["label"], df["prediction"], y_score=df.select([f"score_{c}" for c in names]),
+                                  labels=names, n_boot=N_BOOT)
+    rows = table_rows(result.stdout)
+    expected = expected_rows(report)
+    for key in ("accuracy", "f1_macro", "f1_of_macro", "balanced_accuracy_micro", "auroc_ovr_macro", "log_loss"):
+        assert key in expected
+    for key, cells in expected.items():
+        assert rows[key] == cells, key
+    for row in report.per_class.iter_rows(named=True):
+        cells = rows[row["class"]]
+        assert cells[0] == format_value("support", row["support"])
+        assert cells[-1] == format_value("auroc", row["auroc"])
+    for name in PLOTS:
+        assert (tmp_path / f"items_{name}.png").stat().st_size > 10_000
+
+
+def test_multiclass_with_predictions_only(tmp_path):
+    path = tmp_path / "pred_only.parquet"
+    make_multiclass_demo(1_000, k=3, seed=4).select("label", "prediction").write_parquet(path)
+    result = invoke(path, "--task", "multiclass", "--out-dir", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "accuracy" in table_rows(result.stdout)
+    assert (tmp_path / "pred_only_confusion.png").exists() and not (tmp_path / "pred_only_roc.png").exists()
+
+
+def test_string_binary_labels_need_pos_label(tmp_path):
+    df = make_binary_demo(1_000, seed=5)
+    df = df.with_columns(pl.when(pl.col("label") == 1).then(pl.lit("beer")).otherwise(pl.lit("other")).alias("label"))
+    path = tmp_path / "strings.parquet"
+    df.write_parquet(path)
+    result = invoke(path, "--task", "binary", "--no-plots")
+    assert result.exit_code == 2
+    assert "--pos-label" in result.output and "'label'" in result.output
+    result = invoke(path, "--task", "binary", "--pos-label", "beer", "--no-plots")
+    assert result.exit_code == 0, result.output
+    report = mc.binary_report(df["label"], df["score"], pos_label="beer", n_boot=N_BOOT)
+    assert table_rows(result.stdout)["recall"][0] == format_value("recall", report.metrics["recall"])
+
+
+# ------------------------------------------------------------------------------------------
+# Bad input: exit code 2, a message naming the column, the count and an example, no traceback
+# ------------------------------------------------------------------------------------------
+
+def _write(tmp_path, frame: pl.DataFrame, name: str = "bad.parquet"):
+    path = tmp_path / name
+    frame.write_parquet(path)
+    return path
+
+
+def test_nan_scores(tmp_path):
+    df = make_binary_demo(500, seed=6)
+    score = df["score"].to_numpy().copy()
+    score[[7, 40, 41]] = np.nan
+    path = _write(tmp_path, df.with_columns(pl.Series("score", score)))
+    result = invoke(path, "--task", "binary", "--no-plots")
+    assert result.exit_code == 2
+    assert_no_traceback(result)
+    message = " ".join(result.output.split())
+    assert "column 'score'" in message and "NaN" in message
+    assert "3 row(s)" in message and "row 7" in message
+
+
+def test_missing_column(tmp_path):
+    path = _write(tmp_path, make_binary_demo(200, seed=7).drop("score"))
+    result = invoke(path, "--task", "binary", "--no-plots")
+    assert result.exit_code == 2
+    assert_no_traceback(result)
+    message = " ".join(result.output.split())
+    assert "column 'score'" in message and "not found" in message and "label" in message  # lists what exists
+    result = invoke(path, "--task", "binary", "--label-column", "truth", "--no-plots")
+    assert result.exit_code == 2 and "column 'truth'" in " ".join(result.output.split())
+
+
+def test_null_labels(tmp_path):
+    df = make_binary_demo(300, seed=8)
+    label = df["label"].to_list()
+    label[3] = label[9] = None
+    path = _write(tmp_path, df.with_columns(pl.Series("label", label, dtype=pl.Int8)))
+    result = invoke(path, "--task", "binary", "--no-plots")
+    assert result.exit_code == 2
+    assert_no_traceback(result)
+    message = " ".join(result.output.split())
+    assert "column 'label'" in message and "2 row(s)" in message and "row 3" in message
+
+
+def test_multiclass_nan_score_names_the_score_column(tmp_path):
+    df = make_multiclass_demo(300, k=3, seed=9)
+    milk = df["score_milk"].to_numpy().copy()
+    milk[12] = np.inf
+    path = _write(tmp_path, df.with_columns(pl.Series("score_milk", milk)))
+    result = invoke(path, "--task", "multiclass", "--no-plots")
+    assert result.exit_code == 2
+    assert_no_traceback(result)
+    message = " ".join(result.output.split())
+    assert "'score_milk'" in message and "1 row(s)" in message and "row 12" in message
+
+
+def test_negative_weights(tmp_path):
+    df = make_binary_demo(300, seed=10)
+    weight = df["weight"].to_numpy().copy()
+    weight[5] = -1.0
+    path = _write(tmp_path, df.with_columns(pl.Series("weight", weight)))
+    result = invoke(path, "--task", "binary", "--weight-column", "weight", "--no-plots")
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "column 'weight'" in message and "1 row(s)" in message and "row 5" in message
+
+
+def test_missing_file_and_help():
+    result = runner.invoke(app, ["evaluate", "/no/such/file.parquet", "--task", "binary"])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    result = runner.invoke(app, ["evaluate", "--help"])
+    assert result.exit_code == 0 and "--task" in result.output and "--weight-column" in result.output
+
+
+@pytest.mark.slow
+def test_demo_generates_and_evaluates_both(tmp_path):
+    out = tmp_path / "demo"
+    result = runner.invoke(app, ["demo", "--out-dir", str(out), "--rows", "2000", "--classes", "5"])
+    assert result.exit_code == 0, result.output
+    assert "Binary metrics" in result.stdout and "Multiclass metrics" in result.stdout
+    for stem in ("binary", "multiclass"):
+        assert pl.read_parquet(out / f"{stem}.parquet").height == 2000
+        for name in PLOTS:
+            assert (out / f"{stem}_{name}.png").exists()

@@ -1,0 +1,201 @@
+"""Plots of metrics_core reports: files written, sizes, no leaked figures, isoline geometry."""
+
+from __future__ import annotations
+
+import gc
+import math
+
+import matplotlib.figure
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+import pytest
+from PIL import Image
+
+import metrics_core as mc
+from flows.demo_data import class_names, make_binary_demo, make_multiclass_demo
+from metrics_core.formulas import fbeta as fbeta_from_counts
+from tasks import plots
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _multiclass(n: int, k: int, seed: int = 3, **kwargs):
+    df = make_multiclass_demo(n, k, seed)
+    names = class_names(k)
+    return mc.multiclass_report(df["label"], df["prediction"], y_score=df.select([f"score_{c}" for c in names]),
+                                labels=names, n_boot=20, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def binary_report():
+    df = make_binary_demo(5_000, seed=11)
+    return mc.binary_report(df["label"], df["score"], beta=2.0, n_boot=20)
+
+
+@pytest.fixture(scope="module")
+def multiclass_report():
+    return _multiclass(4_000, 4)
+
+
+def _figures_alive() -> int:
+    gc.collect()
+    return sum(isinstance(o, matplotlib.figure.Figure) for o in gc.get_objects())
+
+
+def _check_png(path, size=None):
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    with Image.open(path) as image:
+        width, height = image.size
+        pixels = np.asarray(image.convert("L"))
+    if size is not None:
+        assert (width, height) == size
+    assert 500 <= width <= 2000 and 400 <= height <= 1600
+    # not blank: dark ink (axes, text, curves) on a white background
+    assert pixels.min() < 80 and pixels.max() == 255 and (pixels < 128).mean() > 0.005
+    return width, height
+
+
+# ------------------------------------------------------------------------------------------
+# Isolines (ONS Annex D): the geometry is checked numerically
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ba", plots.BA_LEVELS + (0.55, 0.95))
+def test_ba_isoline_points_have_that_balanced_accuracy(ba):
+    fpr, tpr = plots.ba_isoline(ba)
+    assert fpr.size > 10
+    np.testing.assert_allclose((tpr + 1 - fpr) / 2, ba, atol=1e-12)
+    np.testing.assert_allclose(tpr - fpr, 2 * ba - 1, atol=1e-12)
+    assert fpr.min() >= 0 and tpr.max() <= 1
+    # the visible segment runs from the left edge (FPR 0) to the top edge (TPR 1)
+    assert fpr[0] == pytest.approx(0.0) and tpr[-1] == pytest.approx(1.0)
+
+
+def test_ba_isoline_point_of_the_brief():
+    fpr, tpr = plots.ba_isoline(0.8, fpr=np.array([0.1, 0.3, 0.5]))
+    # FPR 0.5 would need TPR 1.1: outside ROC space, dropped
+    np.testing.assert_allclose(fpr, [0.1, 0.3])
+    np.testing.assert_allclose(tpr - fpr, 0.6)
+
+
+@pytest.mark.parametrize("ba", plots.BA_LEVELS)
+def test_ba_label_sits_on_its_isoline_at_45_degrees(ba):
+    x, y, angle = plots.ba_label_point(ba)
+    assert (y + 1 - x) / 2 == pytest.approx(ba)
+    assert x + y == pytest.approx(1.0)  # on the anti-diagonal
+    assert angle == 45.0
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("f", plots.F_LEVELS)
+def test_fbeta_isoline_points_have_that_fbeta(f, beta):
+    recall, precision = plots.fbeta_isoline(f, beta)
+    assert recall.size > 10
+    assert (precision >= 0).all() and (precision <= 1).all() and (recall <= 1).all()
+    # oracle: F-beta from counts (metrics_core.formulas), with tp fixed and fn, fp from R and P
+    tp = 1e6
+    fn = tp * (1 - recall) / recall
+    fp = tp * (1 - precision) / precision
+    np.testing.assert_allclose(fbeta_from_counts(tp, fp, fn, beta), f, rtol=1e-9)
+    # the curve spans from the top edge (precision 1) to the right edge (recall 1)
+    assert precision[0] == pytest.approx(1.0, abs=1e-9)
+    assert recall[-1] == pytest.approx(1.0)
+    assert precision[-1] == pytest.approx(f / (1 + beta**2 - f * beta**2))
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("f", [0.3, 0.6, 0.9])
+def test_fbeta_label_on_isoline_with_its_slope(f, beta):
+    r, p, angle = plots.fbeta_label_point(f, beta)
+    assert float(mc.formulas.f_of(p, r, beta)) == pytest.approx(f)
+    h = 1e-6
+    rs, ps = plots.fbeta_isoline(f, beta, recall=np.array([r - h, r + h]))
+    slope = (ps[1] - ps[0]) / (rs[1] - rs[0])
+    assert math.degrees(math.atan(slope)) == pytest.approx(angle, abs=1e-4)
+
+
+def test_fbeta_isoline_outside_pr_space_is_dropped():
+    # F1 = 0.5 needs recall >= 1/3; recall 0.2 has no precision in [0, 1]
+    recall, precision = plots.fbeta_isoline(0.5, 1.0, recall=np.array([0.2, 0.5, 1.0]))
+    np.testing.assert_allclose(recall, [0.5, 1.0])
+    np.testing.assert_allclose(precision, [0.5, 1 / 3])
+
+
+# ------------------------------------------------------------------------------------------
+# Files written
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("which", ["binary", "multiclass"])
+def test_plot_report_writes_every_png(which, binary_report, multiclass_report, tmp_path):
+    report = binary_report if which == "binary" else multiclass_report
+    before = _figures_alive()
+    written = plots.plot_report(report, tmp_path, prefix=f"{which}_")
+    assert set(written) == {"roc", "pr", "gain", "lift", "confusion"}
+    for name, path in written.items():
+        assert path.parent == tmp_path and name in path.name and path.suffix == ".png"
+        _check_png(path)
+    assert plt.get_fignums() == []
+    assert _figures_alive() <= before
+
+
+def test_binary_sizes_follow_figsize_and_dpi(binary_report, tmp_path):
+    # 6.4 x 6.0 inches at 120 dpi; the lift plot is 6.8 x 5.0
+    _check_png(plots.plot_roc(binary_report, tmp_path / "roc.png"), size=(768, 720))
+    _check_png(plots.plot_pr(binary_report, tmp_path / "pr.png"), size=(768, 720))
+    _check_png(plots.plot_lift(binary_report, tmp_path / "lift.png"), size=(816, 600))
+
+
+def test_many_classes_widen_the_figure_for_the_legend(tmp_path):
+    report = _multiclass(3_000, 35, seed=5)
+    before = _figures_alive()
+    w10, _ = _check_png(plots.plot_roc(_multiclass(2_000, 10), tmp_path / "roc10.png"))
+    w35, _ = _check_png(plots.plot_roc(report, tmp_path / "roc35.png"))
+    assert w35 > w10
+    _check_png(plots.plot_pr(report, tmp_path / "pr35.png"))
+    _check_png(plots.plot_confusion(report, tmp_path / "confusion35.png"))
+    assert _figures_alive() <= before
+
+
+def test_class_average_precision_equals_scikit_learn(multiclass_report):
+    from sklearn.metrics import average_precision_score
+
+    df = make_multiclass_demo(4_000, 4, 3)
+    ap = plots.class_average_precision(multiclass_report)
+    for name in class_names(4):
+        expected = average_precision_score(df["label"].to_numpy() == name, df[f"score_{name}"].to_numpy())
+        assert ap[name] == pytest.approx(expected, abs=1e-12)
+
+
+def test_confusion_of_binary_is_negative_then_positive(binary_report):
+    matrix, labels = plots.confusion_of(binary_report)
+    m = binary_report.metrics
+    np.testing.assert_array_equal(matrix, [[m["tn"], m["fp"]], [m["fn"], m["tp"]]])
+    assert labels == ["0 (negative)", "1 (positive)"]
+
+
+def test_weighted_report_and_report_without_scores(tmp_path):
+    df = make_multiclass_demo(2_000, 3, seed=8)
+    weighted = mc.multiclass_report(df["label"], df["prediction"], sample_weight=df["weight"], n_boot=20)
+    assert weighted.curves == {}
+    written = plots.plot_report(weighted, tmp_path)
+    assert set(written) == {"confusion"}
+    _check_png(written["confusion"])
+
+
+def test_time_series_with_alerts(tmp_path):
+    periods = [f"2024-{m:02d}" for m in range(1, 13)]
+    rng = np.random.default_rng(0)
+    frame = pl.DataFrame({
+        "period": periods,
+        "prevalence": np.r_[np.full(7, 0.12), np.full(5, 0.17)] + rng.normal(0, 0.003, 12),
+        "psi": np.r_[rng.uniform(0.01, 0.05, 7), rng.uniform(0.26, 0.3, 5)],
+        "f1": rng.uniform(0.5, 0.6, 12),
+    })
+    before = _figures_alive()
+    path = plots.plot_time_series(frame, ["prevalence", "psi", "f1"], tmp_path / "monitor.png",
+                                  alerts={"psi": periods[7:], "prevalence": periods[7:]})
+    _check_png(path)
+    path2 = plots.plot_time_series(frame, ["f1"], tmp_path / "f1.png", alerts=["2024-03"])
+    _check_png(path2)
+    assert plt.get_fignums() == [] and _figures_alive() <= before
