@@ -29,7 +29,7 @@ def to_numpy(x: Any, name: str, *, ndim: int | None = 1, allow_nulls: bool = Fal
         raise InputError(f"{name}: no values were given. Pass an array with one value per row.")
     nulls = _null_mask(x)
     if nulls is not None and not allow_nulls:
-        values = x.to_numpy() if isinstance(x, pl.Series) else np.asarray(x.to_pylist(), dtype=object)
+        values = np.asarray(x.to_list() if isinstance(x, pl.Series) else x.to_pylist(), dtype=object)
         raise bad_rows(name, "null value", nulls, values, "Drop these rows or fill them before evaluating.")
     if isinstance(x, pl.DataFrame):
         for column in x.columns:
@@ -45,8 +45,6 @@ def to_numpy(x: Any, name: str, *, ndim: int | None = 1, allow_nulls: bool = Fal
         arr = x.to_numpy(zero_copy_only=False) if isinstance(x, pa.Array) else np.asarray(x)
     else:
         arr = np.asarray(x)
-    if arr.dtype == object and arr.size and all(isinstance(v, str) for v in arr.ravel()[:1]):
-        arr = arr.astype(str)
     if ndim is not None and arr.ndim != ndim:
         shape = "1-D (one value per row)" if ndim == 1 else f"{ndim}-D"
         raise InputError(f"{name}: expected a {shape} array, got shape {arr.shape}.")
@@ -57,6 +55,18 @@ def to_numpy(x: Any, name: str, *, ndim: int | None = 1, allow_nulls: bool = Fal
         if none.any() and not allow_nulls:
             raise bad_rows(name, "null value", none.reshape(arr.shape), arr,
                            "Drop these rows or fill them before evaluating.")
+        if arr.size and all(isinstance(v, str) for v in arr.ravel()[:1]):
+            arr = arr.astype(str)
+    return arr
+
+
+def to_labels(x: Any, name: str) -> np.ndarray:
+    """Class labels as a 1-D numpy array: nulls and NaN are errors naming ``name``."""
+    arr = to_numpy(x, name)
+    if arr.dtype.kind == "f":
+        bad = np.isnan(arr)
+        if bad.any():
+            raise bad_rows(name, "NaN label", bad, arr, "Drop these rows or fill the missing labels.")
     return arr
 
 
@@ -70,11 +80,12 @@ def check_lengths(**arrays: np.ndarray | None) -> int:
 
 
 def check_scores(scores: np.ndarray, name: str = "y_score") -> np.ndarray:
-    """Float64 scores; NaN and inf are errors (ranking needs every row ordered)."""
+    """Float64 (or float32) scores; NaN and inf are errors (ranking needs every row ordered)."""
     if scores.dtype.kind not in "fiub":
         raise InputError(f"{name}: scores must be numbers, got dtype {scores.dtype} "
                          f"(e.g. row 0 = {scores.ravel()[0]!r}).")
-    scores = np.asarray(scores, dtype=np.float64)
+    if scores.dtype != np.float32:  # float32 stays: its 32-bit keys sort twice as fast
+        scores = np.asarray(scores, dtype=np.float64)
     bad = ~np.isfinite(scores)
     if bad.any():
         kind = "NaN" if np.isnan(scores).any() else "infinite value"

@@ -87,15 +87,15 @@ def _binary_target(y_true: np.ndarray, y_pred: np.ndarray | None, pos_label):
     if not np.asarray(is_pos_value).any() and values.size == 2:
         raise InputError(f"pos_label={pos_label!r} is not one of the labels {values.tolist()!r}. "
                          f"Pass pos_label= with the positive class value.")
-    neg_label = others[0] if others.size else (0 if not isinstance(pos_label, str) else f"not {pos_label}")
-    labels = np.array([neg_label, pos_label], dtype=object if isinstance(pos_label, str) else None)
-    return labels
+    # The negative class may be absent from a partition: None until a merge meets it.
+    neg_label = others[0].item() if others.size and hasattr(others[0], "item") else (others[0] if others.size else None)
+    return np.array([neg_label, pos_label], dtype=object)
 
 
 def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=1, sample_weight=None,
                  bins=None) -> BinaryStats:
     """Validate inputs and compute :class:`BinaryStats` (the 'update' step of a binary report)."""
-    yt = v.to_numpy(y_true, "y_true")
+    yt = v.to_labels(y_true, "y_true")
     if y_score is None and y_pred is None:
         raise InputError("binary_report needs y_score (scores) or y_pred (predicted labels); both are None.")
     ys = None
@@ -105,7 +105,7 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
             raise InputError(f"y_score: a binary report takes one score per row (1-D), got shape {ys.shape}. "
                              "Pass the positive-class column, or use multiclass_report for N x K scores.")
         ys = v.check_scores(ys)
-    yp = v.to_numpy(y_pred, "y_pred") if y_pred is not None else None
+    yp = v.to_labels(y_pred, "y_pred") if y_pred is not None else None
     n = v.check_lengths(y_true=yt, y_score=ys, y_pred=yp)
     w = v.check_weights(sample_weight, n)
     labels = _binary_target(yt, yp, pos_label)
@@ -177,12 +177,17 @@ def binary_from_stats(stats: BinaryStats, *, beta=1.0, cost_matrix=None, level=0
     return Report("binary", as_floats(metrics), stats, None, options)
 
 
-def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_weight=None) -> MulticlassStats:
-    """Validate inputs and compute :class:`MulticlassStats` (the 'update' step)."""
-    yt = v.to_numpy(y_true, "y_true")
+def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_weight=None,
+                     bins=None) -> MulticlassStats:
+    """Validate inputs and compute :class:`MulticlassStats` (the 'update' step).
+
+    With ``bins`` (score bin edges) the one-vs-rest score statistics are
+    :class:`BinnedScoreCounts` of constant size instead of exact :class:`ScoreCounts`.
+    """
+    yt = v.to_labels(y_true, "y_true")
     if y_pred is None and y_score is None:
         raise InputError("multiclass_report needs y_pred (predicted labels) or y_score (N x K scores).")
-    yp = v.to_numpy(y_pred, "y_pred") if y_pred is not None else None
+    yp = v.to_labels(y_pred, "y_pred") if y_pred is not None else None
     ys = None
     if y_score is not None:
         ys = v.to_numpy(y_score, "y_score", ndim=2)
@@ -209,8 +214,11 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
     conf = ConfusionCounts.from_indices(ti, pi, labels_arr, w)
     scores = loss = None
     if ys is not None:
-        scores = tuple(ScoreCounts.from_arrays(ti == j, ys[:, j], w) for j in range(k))
-        p_true = ys[np.arange(n), ti]
+        if bins is None:
+            scores = tuple(ScoreCounts.from_arrays(ti == j, ys[:, j], w) for j in range(k))
+        else:
+            scores = tuple(BinnedScoreCounts.from_arrays(ti == j, ys[:, j], bins, w) for j in range(k))
+        p_true = ys[np.arange(n), ti].astype(np.float64)
         eps = np.finfo(np.float64).eps
         row_loss = -np.log(np.clip(p_true, eps, 1 - eps))
         ww = np.ones(n) if w is None else w
@@ -221,7 +229,7 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
 
 
 def multiclass_report(y_true, y_pred=None, *, y_score=None, labels=None, beta=1.0, sample_weight=None,
-                      cost_matrix=None, level=0.95, n_boot=1000, seed=0) -> Report:
+                      cost_matrix=None, level=0.95, n_boot=1000, seed=0, bins=None) -> Report:
     """Every multiclass metric of the catalogue (SPEC) with per-class table and lazy extras.
 
     ``y_score`` is N x K with columns ordered as ``labels``; with only ``y_score`` the
@@ -234,7 +242,8 @@ def multiclass_report(y_true, y_pred=None, *, y_score=None, labels=None, beta=1.
     >>> r.metrics["accuracy"], r.metrics["recall_macro"], r.metrics["n_undefined_precision"]
     (0.75, 0.6666666666666666, 1.0)
     """
-    stats = multiclass_stats(y_true, y_pred, y_score=y_score, labels=labels, sample_weight=sample_weight)
+    stats = multiclass_stats(y_true, y_pred, y_score=y_score, labels=labels, sample_weight=sample_weight,
+                             bins=bins)
     return multiclass_from_stats(stats, beta=beta, cost_matrix=cost_matrix, level=level, n_boot=n_boot, seed=seed)
 
 
@@ -254,6 +263,8 @@ def multiclass_from_stats(stats: MulticlassStats, *, beta=1.0, cost_matrix=None,
         metrics["auroc_ovr_macro"], skipped = nanmean_count(auroc)
         metrics["auroc_ovr_weighted"], _ = nanmean_count(auroc, pc["support"])
         metrics["n_undefined_auroc"] = float(skipped)
+        if isinstance(stats.scores[0], BinnedScoreCounts):
+            metrics["auroc_error_bound"] = float(np.nanmax([sc.auroc_error_bound() for sc in stats.scores]))
         if np.isnan(stats.log_loss.total):
             warnings.warn("Scores outside [0, 1] are not probabilities: log_loss is nan.", RuntimeWarning,
                           stacklevel=2)

@@ -36,6 +36,17 @@ def _merge_optional(a, b):
     return a.merge(b)
 
 
+def _merge_binary_confusion(a: ConfusionCounts, b: ConfusionCounts) -> ConfusionCounts:
+    """Add two [negative, positive] confusions; a partition without negatives has label None."""
+    neg_a, pos_a = a.labels
+    neg_b, pos_b = b.labels
+    if pos_a != pos_b or (neg_a is not None and neg_b is not None and neg_a != neg_b):
+        raise ValueError(f"Cannot merge binary statistics over different labels: {a.labels.tolist()} vs "
+                         f"{b.labels.tolist()}.")
+    labels = np.array([neg_a if neg_a is not None else neg_b, pos_a], dtype=object)
+    return ConfusionCounts(a.matrix + b.matrix, labels)
+
+
 @dataclass(frozen=True)
 class BinaryStats:
     """2 x 2 confusion at the threshold (labels ``[negative, positive]``), the score counts
@@ -50,7 +61,8 @@ class BinaryStats:
     def merge(self, other: "BinaryStats") -> "BinaryStats":
         if self.threshold != other.threshold:
             raise ValueError("Cannot merge binary statistics computed at different thresholds.")
-        return BinaryStats(self.confusion.merge(other.confusion), _merge_optional(self.scores, other.scores),
+        return BinaryStats(_merge_binary_confusion(self.confusion, other.confusion),
+                           _merge_optional(self.scores, other.scores),
                            self.n_rows + other.n_rows, self.threshold, self.prob_scores and other.prob_scores)
 
 

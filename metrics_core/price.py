@@ -1,0 +1,236 @@
+"""ONS Annex E: the price impact of classification errors and the bias they put into a price index."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import polars as pl
+
+from metrics_core import drift
+from metrics_core._validate import check_lengths, to_numpy
+from metrics_core.errors import InputError, bad_rows
+from metrics_core.significance import correct
+
+FORMULAS = ("jevons", "dutot", "carli")
+GROUPS = ("false_positive", "false_negative", "classified_positive")
+
+
+@dataclass(frozen=True)
+class PriceImpact:
+    """Annex E for each assessed class.
+
+    ``distributions``: one row per (class, group), group one of "false_positive",
+    "false_negative", "classified_positive", each compared with the labelled positives of the
+    class: n, n_labelled, ks_statistic, ks_p_value, ks_p_adjusted (BH over the table), mean,
+    labelled_mean, mean_difference, median, labelled_median, median_difference (group minus
+    labelled). ``index``: one row per class (None without base prices): n_labelled,
+    n_classified, index_labelled, index_classified, bias = index_classified - index_labelled,
+    relative_bias = index_classified / index_labelled - 1. ``figures``: the largest absolute
+    bias and KS statistic, for logging.
+    """
+
+    distributions: pl.DataFrame
+    index: pl.DataFrame | None
+    formula: str
+    figures: dict
+
+
+def _prices(x: Any, name: str) -> np.ndarray:
+    arr = to_numpy(x, name)
+    if arr.dtype.kind not in "fiu":
+        raise InputError(f"{name}: prices must be numbers, got dtype {arr.dtype} (e.g. row 0 = {arr[0]!r}).")
+    arr = np.asarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if bad.any():
+        raise bad_rows(name, "price that is NaN, infinite or not positive", bad, arr,
+                       "Drop these rows or fix the prices before computing the index impact.")
+    return arr
+
+
+def price_index(base_price: Any, price: Any, weight: Any = None, formula: str = "jevons") -> float:
+    """Elementary price index between two periods over matched items (1.0 = no change).
+
+    With price relatives r_i = p1_i / p0_i and, when ``weight`` is given, shares
+    s_i = w_i / sum w (e.g. base-period expenditure):
+
+    - ``jevons``: geometric mean of relatives, ``prod r_i^(1/n)``; weighted:
+      ``exp(sum s_i ln r_i)`` (weighted geometric mean, the geometric Laspeyres form);
+    - ``carli``: arithmetic mean of relatives, ``sum r_i / n``; weighted: ``sum s_i r_i``
+      (the Laspeyres form with base-period expenditure shares);
+    - ``dutot``: ratio of average prices, ``sum p1_i / sum p0_i``; unweighted by definition, so
+      weights are an error.
+
+    Zero total weight gives nan with a warning.
+
+    >>> price_index([10, 10, 10], [10, 20, 40])
+    2.0
+    >>> round(price_index([10, 10, 10], [10, 20, 40], formula="dutot"), 4)
+    2.3333
+    """
+    if formula not in FORMULAS:
+        raise InputError(f"formula: expected one of {FORMULAS}, got {formula!r}.")
+    p0 = _prices(base_price, "base_price")
+    p1 = _prices(price, "price")
+    check_lengths(base_price=p0, price=p1)
+    w = _weights(weight, p0.size)
+    return _index(p0, p1, w, formula)
+
+
+def _weights(weight: Any, n: int) -> np.ndarray | None:
+    if weight is None:
+        return None
+    w = to_numpy(weight, "weight")
+    if w.dtype.kind not in "fiu":
+        raise InputError(f"weight: weights must be numbers, got dtype {w.dtype}.")
+    w = np.asarray(w, dtype=np.float64)
+    check_lengths(weight=w, price=np.empty(n))
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        raise bad_rows("weight", "negative, NaN or infinite expenditure weight", bad, w, "Weights must be >= 0.")
+    return w
+
+
+def _index(p0: np.ndarray, p1: np.ndarray, w: np.ndarray | None, formula: str) -> float:
+    if p0.size == 0:
+        return float("nan")
+    if formula == "dutot":
+        if w is not None:
+            raise InputError("weight: the Dutot index is unweighted by definition; use formula='jevons' or "
+                             "'carli' with expenditure weights, or drop the weights.")
+        return float(p1.sum() / p0.sum())
+    r = p1 / p0
+    if w is None:
+        return float(np.exp(np.log(r).mean())) if formula == "jevons" else float(r.mean())
+    total = w.sum()
+    if total == 0:
+        warnings.warn("price index: the items have zero total weight; the index is nan.", stacklevel=3)
+        return float("nan")
+    s = w / total
+    return float(np.exp(np.dot(s, np.log(r)))) if formula == "jevons" else float(np.dot(s, r))
+
+
+def _py(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _describe(x: np.ndarray) -> tuple[float, float]:
+    return (float(x.mean()), float(np.median(x))) if x.size else (float("nan"), float("nan"))
+
+
+def price_impact(y_true: Any, y_pred: Any, price: Any, *, base_price: Any = None, weight: Any = None,
+                 labels: Sequence | None = None, pos_label: Any = None, formula: str = "jevons",
+                 alpha: float = 0.05) -> PriceImpact:
+    """Compare the prices of classification errors with the labelled positives (ONS Annex E).
+
+    For each assessed class c (one-vs-rest): labelled positives L = {y_true = c}, classified
+    positives C = {y_pred = c}, false positives C \\ L, false negatives L \\ C. The prices of
+    false positives, false negatives and classified positives are each compared with those of
+    L: two-sample KS test (:func:`metrics_core.drift.ks`; p-values BH-adjusted over the table),
+    difference of means and of medians (group minus labelled). Similar distributions mean
+    errors that probably leave the index unbiased (Annex E, figures 1 and 3).
+
+    With ``base_price`` (the same items' prices in the base period), the index bias is the
+    elementary index (:func:`price_index`, Jevons by default) over C minus the index over L,
+    using expenditure ``weight`` where given.
+
+    An empty group (no false positives, a class never labelled) gives nan statistics, with one
+    warning that counts them.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like
+        Labelled and classified class of each item.
+    price : array-like
+        Current-period price of each item (> 0).
+    base_price : array-like, optional
+        Base-period price of each item, for the index bias.
+    weight : array-like, optional
+        Expenditure weight of each item (>= 0).
+    labels : sequence, optional
+        Classes to assess; default every class in y_true or y_pred.
+    pos_label : scalar, optional
+        Binary shortcut for ``labels=[pos_label]``.
+    formula : {"jevons", "dutot", "carli"}
+    alpha : float
+        Level at which the BH adjustment flags a KS test (``ks_reject``).
+
+    Returns
+    -------
+    PriceImpact
+
+    Examples
+    --------
+    >>> out = price_impact([1, 1, 1, 0], [1, 1, 0, 1], [10, 20, 40, 5],
+    ...                    base_price=[10, 10, 10, 10], pos_label=1)
+    >>> out.index.select("index_labelled", "index_classified", "bias").row(0)
+    (2.0, 1.0, -1.0)
+    """
+    if formula not in FORMULAS:
+        raise InputError(f"formula: expected one of {FORMULAS}, got {formula!r}.")
+    if labels is not None and pos_label is not None:
+        raise InputError("labels, pos_label: give one of them (pos_label=c is labels=[c]).")
+    t = to_numpy(y_true, "y_true")
+    p = to_numpy(y_pred, "y_pred")
+    x = _prices(price, "price")
+    p0 = None if base_price is None else _prices(base_price, "base_price")
+    n = check_lengths(y_true=t, y_pred=p, price=x, base_price=p0)
+    w = _weights(weight, n)
+    if formula == "dutot" and w is not None and p0 is not None:
+        raise InputError("weight: the Dutot index is unweighted by definition; use formula='jevons' or "
+                         "'carli' with expenditure weights, or drop the weights.")
+    if pos_label is not None:
+        labels = [pos_label]
+    if (t.dtype.kind in "biuf") != (p.dtype.kind in "biuf"):
+        raise InputError(f"y_true, y_pred: the label values cannot be compared (dtype {t.dtype} vs {p.dtype}); "
+                         "use one label type in both, e.g. all strings.")
+    classes = np.unique(np.concatenate([t, p])) if labels is None else list(labels)
+    if len(classes) == 0:
+        raise InputError("labels: the class list is empty. Give at least one class to assess.")
+    dist, idx, empty = [], [], []
+    for c in classes:
+        lab, cls = t == c, p == c
+        ref = x[lab]
+        ref_mean, ref_median = _describe(ref)
+        for group, mask in zip(GROUPS, (cls & ~lab, lab & ~cls, cls)):
+            g = x[mask]
+            mean, median = _describe(g)
+            if g.size and ref.size:
+                res = drift.ks(ref, g)
+                d, pv = float(res.statistic), float(res.p_value)
+            else:
+                d = pv = float("nan")
+                empty.append((c, group))
+            dist.append({"class": _py(c), "group": group, "n": int(g.size), "n_labelled": int(ref.size),
+                         "ks_statistic": d, "ks_p_value": pv, "mean": mean, "labelled_mean": ref_mean,
+                         "mean_difference": mean - ref_mean, "median": median, "labelled_median": ref_median,
+                         "median_difference": median - ref_median})
+        if p0 is not None:
+            il = _index(p0[lab], x[lab], None if w is None else w[lab], formula)
+            ic = _index(p0[cls], x[cls], None if w is None else w[cls], formula)
+            idx.append({"class": _py(c), "formula": formula, "n_labelled": int(lab.sum()),
+                        "n_classified": int(cls.sum()), "index_labelled": il, "index_classified": ic,
+                        "bias": ic - il, "relative_bias": ic / il - 1 if il == il else float("nan")})
+    if empty:
+        c, g = empty[0]
+        warnings.warn(f"price_impact: {len(empty)} comparison(s) have an empty group (e.g. class {_py(c)!r}, "
+                      f"{g.replace('_', ' ')}); their KS statistics are nan.", stacklevel=2)
+    distributions = pl.DataFrame(dist)
+    pv = distributions["ks_p_value"].to_numpy()
+    ok = np.isfinite(pv)
+    adjusted, reject = np.full(pv.size, np.nan), np.zeros(pv.size, dtype=bool)
+    if ok.any():
+        res = correct(pv[ok], "bh", alpha)
+        adjusted[ok], reject[ok] = res.p_adjusted, res.reject
+    distributions = distributions.insert_column(6, pl.Series("ks_p_adjusted", adjusted)) \
+        .insert_column(7, pl.Series("ks_reject", reject))
+    index = pl.DataFrame(idx) if idx else None
+    figures = {"max_ks_statistic": float(np.nanmax(distributions["ks_statistic"].to_numpy()))
+               if ok.any() else float("nan"),
+               "n_ks_rejected": int(reject.sum())}
+    if index is not None:
+        bias = index["bias"].to_numpy()
+        figures["max_abs_index_bias"] = float(np.nanmax(np.abs(bias))) if np.isfinite(bias).any() else float("nan")
+    return PriceImpact(distributions, index, formula, figures)

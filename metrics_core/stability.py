@@ -1,0 +1,300 @@
+"""Stability over periods (ONS Annex F): class prevalence and per-class price distributions vs a reference window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from metrics_core import drift
+from metrics_core.checks import CheckResult, _adjust, _examples, _nonempty, _numeric, as_frame, require_columns
+from metrics_core.errors import InputError, bad_rows
+
+
+def _window(periods: list, reference: Any) -> tuple[list, list]:
+    """(reference periods, compared periods): the first ``reference`` periods, or those listed."""
+    if isinstance(reference, (int, np.integer)) and not isinstance(reference, bool):
+        if not 1 <= reference < len(periods):
+            raise InputError(f"reference: a window of {reference} period(s) leaves nothing to compare among "
+                             f"{len(periods)} period(s); use 1 to {len(periods) - 1}.")
+        return periods[:reference], periods[reference:]
+    if isinstance(reference, (str, bytes)) or not hasattr(reference, "__iter__"):
+        reference = [reference]
+    ref = list(reference)
+    unknown = [p for p in ref if p not in periods]
+    if not ref or unknown:
+        raise InputError(f"reference: period(s) {unknown or ref} not in the data (periods: {_examples(periods)}).")
+    compared = [p for p in periods if p not in ref]
+    if not compared:
+        raise InputError("reference: every period is in the reference window; there is nothing to compare.")
+    return ref, compared
+
+
+def _finite_column(frame: pl.DataFrame, column: str, argument: str, nonnegative: bool = False) -> np.ndarray:
+    s = frame[column]
+    if not _numeric(s.dtype):
+        raise InputError(f"{argument}: column {column!r} must be numeric, got {s.dtype}.")
+    x = s.cast(pl.Float64).to_numpy()
+    bad = ~np.isfinite(x) | ((x < 0) if nonnegative else False)
+    if bad.any():
+        problem = "null, NaN, infinite or negative value" if nonnegative else "null, NaN or infinite value"
+        raise bad_rows(f"{argument} column {column!r}", problem, bad, x, "Fix or drop these rows.")
+    return x
+
+
+def _no_nulls(frame: pl.DataFrame, columns: list[str], argument: str) -> None:
+    for column in columns:
+        if frame[column].null_count():
+            raise bad_rows(f"{argument} column {column!r}", "null value", frame[column].is_null().to_numpy(), None,
+                           "Drop these rows or fill in their period and class.")
+
+
+def class_counts(rows: Any, *, period_column: str = "period", label_column: str | None = "label",
+                 prediction_column: str | None = "prediction") -> pl.DataFrame:
+    """Rows per (source, period, class): the mergeable statistic of :func:`prevalence_stability`.
+
+    ``source`` is "label" (rows whose label is not null: labels where present) and "prediction"
+    (every row; a null prediction is an error). Merge the counts of several partitions with
+    ``pl.concat(parts).group_by("source", "period", "class").agg(pl.col("count").sum())``.
+
+    >>> rows = pl.DataFrame({"period": [1, 1, 2], "label": ["a", None, "b"], "prediction": ["a", "b", "b"]})
+    >>> class_counts(rows).rows()  # doctest: +NORMALIZE_WHITESPACE
+    [('label', 1, 'a', 1), ('label', 2, 'b', 1),
+     ('prediction', 1, 'a', 1), ('prediction', 1, 'b', 1), ('prediction', 2, 'b', 1)]
+    """
+    frame = as_frame(rows, "rows")
+    _nonempty(frame, "rows")
+    require_columns(frame, "rows", [period_column])
+    parts = []
+    for source, column in (("label", label_column), ("prediction", prediction_column)):
+        if column is None or column not in frame.columns:
+            continue
+        part = frame.select(period_column, column)
+        if source == "prediction" and part[column].null_count():
+            raise bad_rows(f"rows column {column!r}", "null prediction", part[column].is_null().to_numpy(),
+                           None, "Every row needs a prediction.")
+        parts.append(part.drop_nulls(column).group_by(period_column, column).len("count")
+                     .select(pl.lit(source).alias("source"), pl.col(period_column).alias("period"),
+                             pl.col(column).alias("class"), pl.col("count").cast(pl.Int64)))
+    if not parts:
+        raise InputError(f"rows: neither {label_column!r} nor {prediction_column!r} is a column "
+                         f"(columns: {frame.columns}).")
+    if len({p.schema["class"] for p in parts}) > 1:
+        parts = [p.with_columns(pl.col("class").cast(pl.String)) for p in parts]
+    return pl.concat(parts).sort("source", "period", "class")
+
+
+def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = 0.05, max_abs_change: float = 0.02,
+                         psi_threshold: float = 0.1, period_column: str = "period", class_column: str = "class",
+                         count_column: str = "count", source_column: str = "source") -> CheckResult:
+    """Class prevalence of every period against a reference window (ONS Annex F).
+
+    ``counts`` has one row per (period, class) with a count, optionally per ``source``
+    ("label" and "prediction", as :func:`class_counts` returns; each source is judged on its
+    own). The reference window is the first ``reference`` periods (an int) or the listed
+    periods; its counts are pooled. For every other period:
+
+    - chi-squared test of the 2 x K table (reference, period) of class counts
+      (:func:`metrics_core.drift.chi_squared_counts`; classes absent from both are dropped);
+    - PSI over the class shares (:func:`metrics_core.drift.psi`, empty classes floored);
+    - per class, the two-proportion z-test (:func:`metrics_core.drift.two_proportion_z`) and the
+      absolute change of prevalence (period minus reference).
+
+    Chi-squared p-values are BH-adjusted over all (source, period) tests, z-test p-values over
+    all rows. A period is unstable when its adjusted chi-squared p-value is below ``alpha`` AND
+    the change matters in practice: some class moved by at least ``max_abs_change`` (2
+    percentage points by default) or PSI >= ``psi_threshold`` (0.1, the usual "moderate shift").
+    With large counts every wobble is significant; the practical threshold keeps a 0.3-point
+    change from counting while a 5-point change counts. A class row is flagged when its
+    adjusted z p-value is below ``alpha`` and it moved by at least ``max_abs_change``.
+
+    Verdict per source: "stable" when no period is unstable. Status "pass" when every source
+    is stable, else "warn". ``figures``: ``stable`` (1/0) and, per source s, ``s_stable``,
+    ``s_n_unstable_periods``, ``s_max_abs_change``, ``s_max_psi``.
+
+    Examples
+    --------
+    >>> counts = pl.DataFrame({"period": [1, 1, 2, 2, 3, 3], "class": ["a", "b"] * 3,
+    ...                        "count": [500, 500, 498, 502, 600, 400]})
+    >>> r = prevalence_stability(counts)
+    >>> r.status, r.figures["counts_n_unstable_periods"]
+    ('warn', 1)
+    >>> r.message[:77]
+    "counts: unstable in 1 of 2 period(s); e.g. period 3: class 'a' 50.0% -> 60.0%"
+    """
+    frame = as_frame(counts, "counts")
+    _nonempty(frame, "counts")
+    require_columns(frame, "counts", [period_column, class_column, count_column])
+    values = _finite_column(frame, count_column, "counts", nonnegative=True)
+    fractional = values != np.round(values)
+    if fractional.any():
+        raise bad_rows(f"counts column {count_column!r}", "non-integer count", fractional, values,
+                       "The tests need row counts; weighted (e.g. expenditure) totals are not counts.")
+    _no_nulls(frame, [period_column, class_column], "counts")
+    for name, value in (("max_abs_change", max_abs_change), ("psi_threshold", psi_threshold)):
+        if not isinstance(value, (int, float)) or not value >= 0:
+            raise InputError(f"{name}: expected a number >= 0, got {value!r}.")
+    periods = frame[period_column].unique().sort().to_list()
+    ref_periods, compared = _window(periods, reference)
+    has_source = source_column in frame.columns
+    sources = frame[source_column].unique().sort().to_list() if has_source else ["counts"]
+    rows, skipped = [], []
+    for source in sources:
+        sub = frame.filter(pl.col(source_column) == source) if has_source else frame
+        totals = sub.group_by(period_column, class_column).agg(pl.col(count_column).sum())
+        classes = totals[class_column].unique().sort().to_list()
+        col_of = {c: i for i, c in enumerate(classes)}
+        matrix = {}
+        for period, cls, n in totals.iter_rows():
+            matrix.setdefault(period, np.zeros(len(classes)))[col_of[cls]] = n
+        ref = sum((matrix[p] for p in ref_periods if p in matrix), np.zeros(len(classes)))
+        if ref.sum() == 0:
+            skipped.append(source)
+            continue
+        for period in compared:
+            if period not in matrix:
+                continue
+            cur = matrix[period]
+            if cur.sum() == 0:
+                raise InputError(f"counts: period {period!r} of source {source!r} has no rows (all counts 0); "
+                                 "drop the period or deliver its data.")
+            keep = (ref + cur) > 0
+            chi = drift.chi_squared_counts(ref[keep], cur[keep]) if keep.sum() >= 2 else None
+            psi = drift.psi(dict(zip(classes, ref)), dict(zip(classes, cur))).statistic
+            for i, cls in enumerate(classes):
+                z = drift.two_proportion_z(int(ref[i]), int(ref.sum()), int(cur[i]), int(cur.sum()))
+                rows.append({"source": source, "period": period, "class": cls, "reference_count": int(ref[i]),
+                             "count": int(cur[i]), "reference_prevalence": ref[i] / ref.sum(),
+                             "prevalence": cur[i] / cur.sum(), "abs_change": cur[i] / cur.sum() - ref[i] / ref.sum(),
+                             "z_statistic": float(z.statistic), "z_p_value": float(z.p_value),
+                             "chi2_statistic": float(chi.statistic) if chi else np.nan,
+                             "chi2_p_value": float(chi.p_value) if chi else np.nan, "psi": float(psi)})
+    if not rows:
+        raise InputError(f"counts: no source has counts in the reference window {ref_periods!r} and a later period.")
+    table = pl.DataFrame(rows)
+    z_adj, z_rej = _adjust(table["z_p_value"].to_numpy(), alpha)
+    per_period = table.unique(["source", "period"], maintain_order=True).select("source", "period", "chi2_p_value")
+    chi_adj, chi_rej = _adjust(per_period["chi2_p_value"].to_numpy(), alpha)
+    per_period = per_period.with_columns(chi2_p_adjusted=chi_adj, _chi_reject=chi_rej).drop("chi2_p_value")
+    moved = table["abs_change"].abs() >= max_abs_change
+    table = table.with_columns(z_p_adjusted=z_adj, class_flagged=pl.Series(z_rej) & moved).join(
+        per_period, on=["source", "period"], how="left", maintain_order="left")
+    big = pl.col("abs_change").abs().max().over("source", "period")
+    table = table.with_columns(period_unstable=pl.col("_chi_reject") & ((big >= max_abs_change) |
+                                                                        (pl.col("psi") >= psi_threshold))
+                               ).drop("_chi_reject")
+    table = table.select("source", "period", "class", "reference_count", "count", "reference_prevalence",
+                         "prevalence", "abs_change", "z_statistic", "z_p_value", "z_p_adjusted", "class_flagged",
+                         "chi2_statistic", "chi2_p_value", "chi2_p_adjusted", "psi", "period_unstable")
+    figures, notes, all_stable = {}, [], True
+    for source in sources:
+        if source in skipped:
+            notes.append(f"{source}: no counts in the reference window, not judged.")
+            continue
+        sub = table.filter(pl.col("source") == source)
+        if sub.height == 0:
+            notes.append(f"{source}: no counts after the reference window, not judged.")
+            continue
+        bad = sub.filter(pl.col("period_unstable"))
+        n_bad, n_periods = bad["period"].n_unique(), sub["period"].n_unique()
+        figures.update({f"{source}_stable": float(n_bad == 0), f"{source}_n_unstable_periods": n_bad,
+                        f"{source}_max_abs_change": float(sub["abs_change"].abs().max()),
+                        f"{source}_max_psi": float(sub["psi"].max())})
+        all_stable &= n_bad == 0
+        if n_bad:
+            w = bad.sort(pl.col("abs_change").abs(), descending=True).row(0, named=True)
+            notes.append(f"{source}: unstable in {n_bad} of {n_periods} period(s); e.g. period {w['period']!r}: class "
+                         f"{w['class']!r} {w['reference_prevalence']:.1%} -> {w['prevalence']:.1%} "
+                         f"({100 * w['abs_change']:+.1f} points), PSI {w['psi']:.3g}, chi-squared adjusted p "
+                         f"{w['chi2_p_adjusted']:.2g}.")
+        else:
+            notes.append(f"{source}: stable over {n_periods} period(s) against reference {ref_periods!r} (largest "
+                         f"change {100 * figures[f'{source}_max_abs_change']:.2f} points, largest PSI "
+                         f"{figures[f'{source}_max_psi']:.3g}).")
+    figures["stable"] = float(all_stable)
+    return CheckResult("prevalence_stability", "pass" if all_stable else "warn", table, " ".join(notes), figures)
+
+
+def price_stability(prices: Any, *, reference: Any = 1, alpha: float = 0.05, ks_threshold: float = 0.1,
+                    max_relative_change: float = 0.1, period_column: str = "period", class_column: str = "class",
+                    price_column: str = "price") -> CheckResult:
+    """Price distribution of every class and period against a reference window (ONS Annexes E, F).
+
+    ``prices`` has one row per item: period, class (labelled or classified, as the caller
+    chooses) and price. For every period outside the reference window (as in
+    :func:`prevalence_stability`) and every class: two-sample KS test of the class's prices
+    against its pooled reference prices (:func:`metrics_core.drift.ks`), and the relative
+    change of the median and of the mean (period / reference - 1; nan when the reference value
+    is 0). KS p-values are BH-adjusted over the table. A (period, class) is flagged when the
+    adjusted p-value is below ``alpha`` and the change matters: KS statistic >= ``ks_threshold``
+    or |relative change of median or mean| >= ``max_relative_change`` (10% by default; pass
+    deflated prices or price relatives if general inflation must not count). A class absent
+    from the period or the reference gives nan and is noted, not flagged.
+
+    Verdict: "stable" when nothing is flagged; status "pass", else "warn". ``figures``:
+    ``stable``, ``n_flagged``, ``max_ks_statistic``, ``max_abs_median_change``.
+
+    Examples
+    --------
+    >>> prices = pl.DataFrame({"period": [1] * 40 + [2] * 40, "class": ["a"] * 80,
+    ...                        "price": [float(p) for p in range(1, 41)] + [2.0 * p for p in range(1, 41)]})
+    >>> r = price_stability(prices)
+    >>> r.status, r.table["median_change"].round(3).to_list()
+    ('warn', [1.0])
+    """
+    frame = as_frame(prices, "prices")
+    _nonempty(frame, "prices")
+    require_columns(frame, "prices", [period_column, class_column, price_column])
+    _finite_column(frame, price_column, "prices")
+    _no_nulls(frame, [period_column, class_column], "prices")
+    periods = frame[period_column].unique().sort().to_list()
+    ref_periods, compared = _window(periods, reference)
+    classes = frame[class_column].unique().sort().to_list()
+    in_ref = frame[period_column].is_in(pl.Series(ref_periods, dtype=frame.schema[period_column]).implode())
+    ref_parts = {k[0]: v[price_column].cast(pl.Float64).to_numpy()
+                 for k, v in frame.filter(in_ref).partition_by(class_column, as_dict=True).items()}
+    parts = {k: v[price_column].cast(pl.Float64).to_numpy()
+             for k, v in frame.filter(~in_ref).partition_by(period_column, class_column, as_dict=True).items()}
+    rows, empty = [], 0
+    nan = float("nan")
+    for period in compared:
+        for cls in classes:
+            a, b = ref_parts.get(cls, np.empty(0)), parts.get((period, cls), np.empty(0))
+            row = {"period": period, "class": cls, "n_reference": a.size, "n": b.size, "ks_statistic": nan,
+                   "ks_p_value": nan, "reference_median": nan, "median": nan, "median_change": nan,
+                   "reference_mean": nan, "mean": nan, "mean_change": nan}
+            if a.size and b.size:
+                ks = drift.ks(a, b)
+                ma, mb, ea, eb = float(np.median(a)), float(np.median(b)), float(a.mean()), float(b.mean())
+                row.update(ks_statistic=float(ks.statistic), ks_p_value=float(ks.p_value), reference_median=ma,
+                           median=mb, median_change=mb / ma - 1 if ma else nan, reference_mean=ea, mean=eb,
+                           mean_change=eb / ea - 1 if ea else nan)
+            else:
+                empty += 1
+            rows.append(row)
+    table = pl.DataFrame(rows)
+    adjusted, reject = _adjust(table["ks_p_value"].to_numpy(), alpha)
+    # fill_nan(None): polars orders NaN above every number, so NaN >= threshold would be True.
+    big = (pl.col("ks_statistic").fill_nan(None) >= ks_threshold) | \
+        (pl.col("median_change").fill_nan(None).abs() >= max_relative_change) | \
+        (pl.col("mean_change").fill_nan(None).abs() >= max_relative_change)
+    table = table.insert_column(6, pl.Series("ks_p_adjusted", adjusted)).with_columns(
+        flagged=pl.Series(reject) & big.fill_null(False))
+    flagged = table.filter(pl.col("flagged"))
+    ks_values, median_changes = table["ks_statistic"].to_numpy(), np.abs(table["median_change"].to_numpy())
+    figures = {"stable": float(flagged.height == 0), "n_flagged": flagged.height,
+               "max_ks_statistic": float(np.nanmax(ks_values)) if np.isfinite(ks_values).any() else nan,
+               "max_abs_median_change": float(np.nanmax(median_changes)) if np.isfinite(median_changes).any()
+               else nan}
+    if flagged.height:
+        w = flagged.sort("ks_statistic", descending=True).row(0, named=True)
+        message = (f"unstable: {flagged.height} (period, class) price distribution(s) changed; e.g. period "
+                   f"{w['period']!r} class {w['class']!r}: KS {w['ks_statistic']:.3f} (adjusted p "
+                   f"{w['ks_p_adjusted']:.2g}), median {w['reference_median']:.4g} -> {w['median']:.4g} "
+                   f"({w['median_change']:+.1%}).")
+    else:
+        message = f"stable: no class's price distribution changed in {len(compared)} period(s)."
+    if empty:
+        message += f" {empty} (period, class) pair(s) had no prices in the period or the reference and were not tested."
+    return CheckResult("price_stability", "pass" if flagged.height == 0 else "warn", table, message, figures)

@@ -1,0 +1,331 @@
+"""Oracle tests of metrics_core.drift against scipy.stats, scipy.spatial and statsmodels on rows."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pytest
+import scipy.stats as st
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from scipy.spatial.distance import euclidean, jensenshannon
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportions_ztest
+
+from metrics_core import drift
+from metrics_core.counts import ScoreCounts
+from metrics_core.drift import Histogram
+from metrics_core.errors import InputError
+
+SETTINGS = settings(max_examples=60, deadline=None)
+# Few distinct values on both sides of zero, so ties across samples are common and both merge
+# paths (non-negative packed keys, signed values) are exercised.
+tied = hs.sampled_from([-2.5, -1.0, -0.0, 0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 3.0])
+continuous = hs.floats(-50, 50, allow_nan=False)
+samples = hs.lists(hs.one_of(tied, continuous), min_size=1, max_size=60)
+nonneg = hs.lists(hs.one_of(hs.sampled_from([0.0, 0.1, 0.5, 1.0]), hs.floats(0, 1)), min_size=1, max_size=60)
+
+
+def numpy_psi(ref, cur, bins=10):
+    inner = np.unique(np.quantile(ref, np.linspace(0, 1, bins + 1)[1:-1]))
+    r = np.bincount(np.searchsorted(inner, ref, side="right"), minlength=inner.size + 1) / len(ref)
+    c = np.bincount(np.searchsorted(inner, cur, side="right"), minlength=inner.size + 1) / len(cur)
+    r, c = np.maximum(r, 1e-4), np.maximum(c, 1e-4)
+    return float(np.sum((c - r) * np.log(c / r)))
+
+
+def parts(values, k=3):
+    """ScoreCounts of the rows built partition by partition and merged."""
+    chunks = np.array_split(np.asarray(values, dtype=float), k)
+    out = ScoreCounts.of_values(chunks[0])
+    for c in chunks[1:]:
+        if c.size:
+            out = out.merge(ScoreCounts.of_values(c))
+    return out
+
+
+# ---------------------------------------------------------------- KS and Wasserstein: exact
+@pytest.mark.filterwarnings("ignore:.*xact calculation unsuccessful")
+@SETTINGS
+@given(hs.one_of(samples, nonneg), hs.one_of(samples, nonneg))
+def test_ks_equals_ks_2samp_from_rows_and_merged_statistics(a, b):
+    ref = st.ks_2samp(a, b)
+    for r, c in ((a, b), (parts(a), parts(b)), (drift.value_distribution(a), np.array(b))):
+        res = drift.ks(r, c)
+        assert res.statistic == ref.statistic
+        assert abs(res.p_value - ref.pvalue) <= 1e-6
+
+
+@pytest.mark.parametrize("n1, n2", [(10_001, 12_000), (300, 15_000), (20_000, 20_000), (9_000, 10_000)])
+def test_ks_large_samples_use_scipys_rule(n1, n2):
+    rng = np.random.default_rng(n1 + n2)
+    a, b = np.round(rng.normal(size=n1), 2), np.round(rng.normal(0.03, size=n2), 2)  # many ties
+    res, ref = drift.ks(a, b), st.ks_2samp(a, b)
+    assert res.statistic == ref.statistic and abs(res.p_value - ref.pvalue) <= 1e-6
+    assert res.details["method"] == ("exact" if max(n1, n2) <= 10_000 else "asymp")
+
+
+def test_ks_chunk_boundaries(monkeypatch):
+    monkeypatch.setattr(drift, "_CHUNK", 3)
+    rng = np.random.default_rng(0)
+    for a, b in ((rng.integers(0, 5, 40) / 4, rng.integers(0, 6, 33) / 4),
+                 (rng.normal(size=50), rng.normal(size=47))):
+        ref = st.ks_2samp(a, b)
+        assert drift.ks(a, b).statistic == ref.statistic
+        assert drift.wasserstein(a, b).statistic == pytest.approx(st.wasserstein_distance(a, b), rel=1e-12)
+
+
+@SETTINGS
+@given(hs.one_of(samples, nonneg), hs.one_of(samples, nonneg))
+def test_wasserstein_equals_scipy(a, b):
+    ref = st.wasserstein_distance(a, b)
+    for r, c in ((a, b), (parts(a), parts(b))):
+        assert drift.wasserstein(r, c).statistic == pytest.approx(ref, rel=1e-9, abs=1e-12)
+
+
+@SETTINGS
+@given(hs.lists(hs.tuples(hs.one_of(tied, continuous), hs.floats(0.01, 10)), min_size=1, max_size=40),
+       samples)
+def test_weighted_wasserstein_equals_scipy(weighted, b):
+    v, w = map(np.array, zip(*weighted))
+    res = drift.wasserstein(ScoreCounts.of_values(v, w), b)
+    assert res.statistic == pytest.approx(st.wasserstein_distance(v, b, u_weights=w), rel=1e-9, abs=1e-12)
+    std = math.sqrt(np.cov(v, aweights=w, ddof=0)) if v.size > 1 else 0.0
+    if std > 1e-6:
+        assert res.effect_size == pytest.approx(res.statistic / std, rel=1e-9)
+
+
+def test_float32_score_statistics_widen_exactly():
+    rng = np.random.default_rng(8)
+    a, b = rng.random(3000).astype(np.float32), rng.random(2000).astype(np.float32)
+    r, c = ScoreCounts.from_arrays(a > 0.5, a), ScoreCounts.from_arrays(b > 0.5, b)  # labels ignored: pos + neg
+    assert drift.ks(r, c).statistic == st.ks_2samp(a, b).statistic
+    assert drift.wasserstein(r, c).statistic == pytest.approx(st.wasserstein_distance(a, b), rel=1e-9)
+
+
+def test_ks_and_wasserstein_accept_polars_and_arrow():
+    a, b = [0.1, 0.4, 0.4, 0.9], [0.2, 0.4, 0.8]
+    for r, c in ((pl.Series(a), pa.array(b)), (pa.chunked_array([a[:2], a[2:]]), np.array(b))):
+        assert drift.ks(r, c).statistic == st.ks_2samp(a, b).statistic
+        assert drift.wasserstein(r, c).statistic == pytest.approx(st.wasserstein_distance(a, b))
+
+
+# ---------------------------------------------------------------- binned distances
+@SETTINGS
+@given(hs.lists(hs.one_of(tied, continuous), min_size=2, max_size=80), samples, hs.integers(1, 12))
+def test_psi_equals_numpy_recipe_on_rows(a, b, bins):
+    res = drift.psi(a, b, bins)
+    assert res.statistic == pytest.approx(numpy_psi(np.array(a), np.array(b), bins), rel=1e-12, abs=1e-15)
+    assert drift.psi(parts(a), parts(b), bins).statistic == pytest.approx(res.statistic, rel=1e-12, abs=1e-15)
+    assert math.isnan(res.p_value) and res.effect_size == res.statistic
+
+
+@SETTINGS
+@given(hs.lists(hs.one_of(tied, continuous), min_size=1, max_size=80), hs.integers(1, 12))
+def test_quantile_edges_equal_np_quantile(a, bins):
+    edges = Histogram.edges_from_reference(parts(a), bins)
+    inner = np.unique(np.quantile(np.array(a) + 0.0, np.linspace(0, 1, bins + 1)[1:-1]))
+    np.testing.assert_array_equal(edges[1:-1], inner)
+    assert edges[0] == -np.inf and edges[-1] == np.inf
+
+
+def test_weighted_quantile_edges_equal_numpy_inverted_cdf():
+    rng = np.random.default_rng(4)
+    v, w = rng.normal(size=200).round(1), rng.random(200)
+    q = np.linspace(0, 1, 6)[1:-1]
+    expected = np.unique(np.quantile(v, q, method="inverted_cdf", weights=w))
+    np.testing.assert_array_equal(Histogram.edges_from_reference(ScoreCounts.of_values(v, w), 5)[1:-1], expected)
+
+
+@SETTINGS
+@given(samples, hs.lists(hs.floats(-10, 10), min_size=1, max_size=5, unique=True))
+def test_histogram_counts_merge_and_match_np_histogram(a, cuts):
+    edges = np.concatenate(([-np.inf], np.sort(cuts), [np.inf]))
+    whole = Histogram.from_values(a, edges)
+    np.testing.assert_array_equal(whole.counts, np.histogram(a, edges)[0])
+    half = len(a) // 2
+    if half:
+        merged = Histogram.from_values(a[:half], edges).merge(Histogram.from_values(a[half:], edges))
+        np.testing.assert_array_equal(merged.counts, whole.counts)
+    np.testing.assert_array_equal(Histogram.from_counts(parts(a), edges).counts, whole.counts)
+
+
+def _props(a, b, bins):
+    edges = Histogram.edges_from_reference(a, bins)
+    p, q = np.histogram(a, edges)[0], np.histogram(b, edges)[0]
+    return p / p.sum(), q / q.sum(), edges
+
+
+@SETTINGS
+@given(hs.lists(continuous, min_size=2, max_size=80), samples, hs.integers(2, 10))
+def test_jensen_shannon_and_hellinger_equal_scipy(a, b, bins):
+    p, q, edges = _props(a, b, bins)
+    js, h = drift.jensen_shannon(a, b, bins), drift.hellinger(a, b, bins)
+    assert js.statistic == pytest.approx(jensenshannon(p, q, base=2), rel=1e-9, abs=1e-9)
+    assert h.statistic == pytest.approx(euclidean(np.sqrt(p), np.sqrt(q)) / math.sqrt(2), rel=1e-9, abs=1e-12)
+    # precomputed histograms over the reference edges give the same numbers
+    hr, hc = Histogram.from_values(a, edges), Histogram.from_values(b, edges)
+    assert drift.jensen_shannon(hr, hc).statistic == pytest.approx(js.statistic, abs=1e-15)
+    assert drift.hellinger(hr, b).statistic == pytest.approx(h.statistic, abs=1e-15)
+
+
+def test_category_mappings_and_psi_floor():
+    ref, cur = {"a": 80, "b": 20}, {"a": 70, "b": 25, "c": 5}
+    p, q = np.array([0.8, 0.2, 1e-4]), np.array([0.7, 0.25, 0.05])
+    assert drift.psi(ref, cur).statistic == pytest.approx(np.sum((q - p) * np.log(q / p)), rel=1e-12)
+    assert drift.psi(ref, cur).details["empty_bins"] == 1
+    assert drift.jensen_shannon(ref, cur).statistic == pytest.approx(
+        jensenshannon([0.8, 0.2, 0], [0.7, 0.25, 0.05], base=2), rel=1e-12)
+    assert drift.psi(ref, ref).statistic == 0.0 and drift.hellinger(ref, ref).statistic == 0.0
+
+
+def test_discrete_bins_none_uses_distinct_values():
+    a, b = [0, 0, 1, 2, 2, 2], [0, 1, 1, 3]
+    # union of values 0, 1, 2, 3 -> reference [2, 1, 3, 0], current [1, 2, 0, 1]
+    assert drift.jensen_shannon(a, b, bins=None).statistic == pytest.approx(
+        jensenshannon([2, 1, 3, 0], [1, 2, 0, 1], base=2), rel=1e-12)
+
+
+# ---------------------------------------------------------------- count tests
+@SETTINGS
+@given(hs.integers(2, 6).flatmap(lambda k: hs.tuples(*[hs.lists(hs.integers(0, 60), min_size=k, max_size=k)] * 2)))
+def test_chi_squared_counts_matches_chi2_contingency(rc):
+    r, c = rc
+    if sum(r) == 0 or sum(c) == 0:
+        with pytest.raises(InputError, match="all counts are zero"):
+            drift.chi_squared_counts(r, c)
+        return
+    t = np.array([r, c])
+    t = t[:, t.sum(0) > 0]
+    with pytest.warns(RuntimeWarning) if t.shape[1] < len(r) or t.shape[1] < 2 else _nothing():
+        res = drift.chi_squared_counts(r, c)
+    if t.shape[1] < 2:
+        assert math.isnan(res.p_value)
+        return
+    ref = st.chi2_contingency(t)
+    assert res.statistic == pytest.approx(ref.statistic, rel=1e-9, abs=1e-12)
+    assert res.p_value == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-12)
+    keys = [f"k{i}" for i in range(len(r))]
+    as_maps = drift.chi_squared_counts(dict(zip(keys, r)), dict(zip(keys, c))) if t.shape[1] == len(r) else res
+    assert as_maps.statistic == pytest.approx(res.statistic, rel=1e-12)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@SETTINGS
+@given(hs.integers(1, 500).flatmap(lambda n: hs.tuples(hs.integers(0, n), hs.just(n))),
+       hs.integers(1, 500).flatmap(lambda n: hs.tuples(hs.integers(0, n), hs.just(n))))
+def test_two_proportion_z_matches_statsmodels(kn1, kn2):
+    (k1, n1), (k2, n2) = kn1, kn2
+    res = drift.two_proportion_z(k1, n1, k2, n2)
+    assert res.effect_size == pytest.approx(k2 / n2 - k1 / n1)
+    pooled = (k1 + k2) / (n1 + n2)
+    if pooled in (0.0, 1.0):  # both proportions 0 or both 1: no change (statsmodels divides 0 by 0)
+        assert (res.statistic, res.p_value) == (0.0, 1.0)
+        return
+    z, p = proportions_ztest([k2, k1], [n2, n1])
+    assert res.statistic == pytest.approx(z, rel=1e-9, abs=1e-12)
+    assert res.p_value == pytest.approx(p, rel=1e-9, abs=1e-12)
+
+
+# ---------------------------------------------------------------- the drift table
+def test_drift_table_corrects_together_and_judges():
+    rng = np.random.default_rng(1)
+    ref, cur, same = rng.normal(size=2000), rng.normal(0.3, 1, 2000), rng.normal(size=2000)
+    tests = {"ks_shift": drift.ks(ref, cur), "ks_same": drift.ks(ref, same), "psi_shift": drift.psi(ref, cur),
+             "z": drift.two_proportion_z(100, 1000, 130, 1000), "wasserstein": drift.wasserstein(ref, same)}
+    assert tests["ks_same"].p_value > 0.5 and tests["ks_shift"].p_value < 1e-6  # this seed's samples
+    t = drift.drift_table(tests, thresholds={"ks_shift": 0.05}, correction="bh")
+    assert t.columns == ["name", "test", "statistic", "p_value", "p_adjusted", "effect_size", "effect_name",
+                         "threshold", "drift", "verdict"]
+    p = np.array([tests[k].p_value for k in ("ks_shift", "ks_same", "z")])
+    expected = multipletests(p, method="fdr_bh")[1]
+    got = t.filter(pl.col("p_adjusted").is_not_nan())["p_adjusted"].to_numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    row = {r["name"]: r for r in t.iter_rows(named=True)}
+    assert row["ks_shift"]["drift"] is True and row["ks_shift"]["threshold"] == 0.05
+    assert row["ks_same"]["drift"] is False and row["ks_same"]["verdict"].startswith("no drift")
+    assert row["psi_shift"]["drift"] is (tests["psi_shift"].statistic >= 0.25)
+    assert math.isnan(row["psi_shift"]["p_adjusted"])
+    assert row["wasserstein"]["drift"] is False  # normalised distance below its 0.1 default
+    undecided = drift.drift_table({"chi": drift.chi_squared_counts([5, 5], [5, 5]),
+                                   "w": drift.wasserstein([1.0, 2.0], [1.0, 3.0], threshold=None)})
+    assert undecided["drift"].to_list() == [False, None]
+    assert undecided["verdict"][1] == "not judged: no p-value and no threshold"
+    plain = drift.drift_table({"chi": drift.chi_squared_counts([5, 5], [9, 1])}, thresholds={"chi": None})
+    assert plain["threshold"].is_nan().all() and plain["verdict"][0].startswith("no drift: p_adj")
+
+
+def test_compare_equals_the_single_functions():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=500).round(2), rng.normal(0.1, 1.1, 400).round(2)
+    both = drift.compare(a, b, bins=8, thresholds={"ks": 0.05})
+    singles = {"psi": drift.psi(a, b, 8), "ks": drift.ks(a, b, threshold=0.05), "wasserstein": drift.wasserstein(a, b),
+               "jensen_shannon": drift.jensen_shannon(a, b, 8), "hellinger": drift.hellinger(a, b, 8)}
+    assert list(both) == ["psi", "ks", "wasserstein", "jensen_shannon", "hellinger"]
+    assert both == singles
+    hist = Histogram.from_values(a, Histogram.edges_from_reference(a, 8))
+    assert drift.compare(hist, b, ("psi",))["psi"] == singles["psi"]
+    with pytest.raises(InputError, match="reference: this test needs the exact values"):
+        drift.compare(hist, b, ("psi", "ks"))
+    with pytest.raises(InputError, match=r"tests: unknown test\(s\) \['kl'\]"):
+        drift.compare(a, b, ("kl",))
+
+
+def test_value_distribution_equals_score_counts_of_values():
+    v = np.array([0.5, -0.0, 0.0, 0.25, 0.5, -3.0, 0.5])
+    ours, theirs = drift.value_distribution(v), ScoreCounts.of_values(v)
+    np.testing.assert_array_equal(ours.scores, theirs.scores)
+    np.testing.assert_array_equal(ours.counts, theirs.counts)
+    assert ours.scores.tolist() == [-3.0, 0.0, 0.25, 0.5] and ours.counts.tolist() == [1, 2, 1, 3]
+
+
+def test_identical_distributions_show_no_drift():
+    a = np.linspace(0, 1, 501)
+    assert drift.ks(a, a).statistic == 0.0 and drift.ks(a, a).p_value == 1.0
+    assert drift.wasserstein(a, a).statistic == 0.0 and drift.psi(a, a).statistic == 0.0
+    assert drift.wasserstein([2.0, 2.0], [2.0]).effect_size == 0.0  # constant reference, no distance
+    assert drift.wasserstein([2.0, 2.0], [3.0]).effect_size == math.inf
+
+
+# ---------------------------------------------------------------- bad input
+BAD = [
+    (lambda: drift.ks([0.1, np.nan, 0.3], [0.2]), r"reference: NaN or infinite value in 1 row\(s\), e.g. row 1"),
+    (lambda: drift.ks([0.1], []), "current: the input is empty"),
+    (lambda: drift.ks(Histogram.from_values([0.1], [0, 1]), [0.2]), "reference: this test needs the exact"),
+    (lambda: drift.ks(ScoreCounts(np.array([0.1, 0.2]), np.array([3, -1]), np.zeros(2, np.int64)), [0.1]),
+     "reference: negative or NaN count"),
+    (lambda: drift.ks(ScoreCounts.of_values([0.1, 0.2], [0.5, 1.5]), [0.1]), "reference: the KS test needs unw"),
+    (lambda: drift.wasserstein(ScoreCounts(np.array([0.2, 0.1]), np.ones(2, np.int64), np.zeros(2, np.int64)),
+                               [0.1]), "reference: scores must be finite, distinct and ascending"),
+    (lambda: drift.psi({"a": 3, "b": -1}, {"a": 2}), r"reference: 1 negative, NaN or infinite count"),
+    (lambda: drift.psi({"a": 3}, [0.1, 0.2]), "category counts must both be mappings"),
+    (lambda: drift.psi([0.1, 0.2], [0.3], bins=0), "bins: must be a positive integer"),
+    (lambda: drift.chi_squared_counts([1, 2, 3], [1, 2]), "one count per category in each"),
+    (lambda: drift.chi_squared_counts([[1, 2]], [1, 2]), "reference_counts: expected a non-empty 1-D"),
+    (lambda: drift.two_proportion_z(11, 10, 1, 10), "k1: 11 successes is more than n1 = 10"),
+    (lambda: drift.two_proportion_z(0, 0, 1, 10), "n1: the sample is empty"),
+    (lambda: drift.two_proportion_z(-1, 10, 1, 10), "k1: must be a finite count >= 0"),
+    (lambda: Histogram.from_values([0.5], [0.0, 1.0, 0.5]), "edges: bin edges must be a strictly increasing"),
+    (lambda: Histogram.from_values([1.5], [0.0, 1.0]), r"values: 1 value\(s\) outside the edges"),
+    (lambda: Histogram.from_values([0.5], [0, 1]).merge(Histogram.from_values([0.5], [0, 2])),
+     "different edges"),
+    (lambda: drift.drift_table({"a": drift.ks([0.1], [0.2])}, thresholds={"b": 0.1}), "thresholds: no test named"),
+    (lambda: drift.drift_table({"a": drift.ks([0.1], [0.2])}, correction="fdr"), "method: must be 'bh'"),
+    (lambda: drift.drift_table({"a": 0.3}), r"tests\['a'\]: expected a TestResult"),
+]
+
+
+@pytest.mark.parametrize("call, message", BAD)
+def test_bad_input_names_the_argument(call, message):
+    with pytest.raises(InputError, match=message):
+        call()
