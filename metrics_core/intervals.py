@@ -53,7 +53,9 @@ def _percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
     if ok.size == 0:
         return float("nan"), float("nan")
     alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(ok, [alpha, 1.0 - alpha])
+    # Infinite replicates (e.g. KL divergence): interpolating inf - inf would give nan.
+    method = "linear" if np.isfinite(ok).all() else "nearest"
+    lo, hi = np.quantile(ok, [alpha, 1.0 - alpha], method=method)
     return float(lo), float(hi)
 
 

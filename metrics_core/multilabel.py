@@ -20,7 +20,8 @@ def _as_binary_matrix(Y, name: str) -> np.ndarray:
         return arr
     bad = ~np.isin(arr, (0, 1))
     if bad.any():
-        raise bad_rows(name, "value other than 0/1", bad, arr.reshape(arr.shape[0], -1)[:, 0] if arr.ndim == 2 else arr,
+        first_bad = arr[np.arange(arr.shape[0]), bad.argmax(axis=1)]  # the offending value of each row
+        raise bad_rows(name, "value other than 0/1", bad, first_bad,
                        "Multilabel targets are N x L indicator arrays of 0 and 1.")
     return arr.astype(bool)
 

@@ -81,12 +81,12 @@ def _binary_target(y_true: np.ndarray, y_pred: np.ndarray | None, pos_label):
     except Exception:  # noqa: BLE001 - incomparable types
         is_pos_value = np.zeros(values.size, bool)
     others = values[~np.asarray(is_pos_value, bool)]
+    if not np.asarray(is_pos_value).any() and values.size >= 2:
+        raise InputError(f"pos_label={pos_label!r} is not one of the labels {values[:10].tolist()!r}. "
+                         f"Pass pos_label= with the positive class value.")
     if others.size > 1:
         raise InputError(f"y_true: a binary report needs at most two classes, found {values.size}: "
                          f"{values[:10].tolist()!r}. Use multiclass_report, or map the labels to two classes.")
-    if not np.asarray(is_pos_value).any() and values.size == 2:
-        raise InputError(f"pos_label={pos_label!r} is not one of the labels {values.tolist()!r}. "
-                         f"Pass pos_label= with the positive class value.")
     # The negative class may be absent from a partition: None until a merge meets it.
     neg_label = others[0].item() if others.size and hasattr(others[0], "item") else (others[0] if others.size else None)
     return np.array([neg_label, pos_label], dtype=object)
