@@ -13,8 +13,8 @@ app = typer.Typer(
 )
 
 # Commands are registered here, one line each, so `classwatch --help` lists them in this order.
-from flows import cli_demo, cli_evaluate  # noqa: E402
+from flows import cli_evaluate, cli_flows  # noqa: E402
 app.command()(cli_evaluate.evaluate)
-app.command()(cli_demo.demo)
+cli_flows.register(app)  # demo, monitor, compare, recommend, ui
 from deployments.cli import register as _register_deployment_commands  # noqa: E402
 _register_deployment_commands(app)  # serve, notify-trained, alerts, server

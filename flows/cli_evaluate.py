@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import resource
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +14,7 @@ from typing import Annotated
 import polars as pl
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import metrics_core as mc
@@ -158,16 +162,25 @@ def per_class_table(report) -> Table:
 def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float = 1.0, pos_label: str | None = None,
                  level: float = 0.95, label_column: str = "label", score_column: str = "score",
                  score_prefix: str = "score_", prediction_column: str = "prediction",
-                 weight_column: str | None = None, n_boot: int = 1000, seed: int = 0):
+                 weight_column: str | None = None, n_boot: int = 1000, seed: int = 0, stream: bool = True,
+                 bins: int | None = None, batch_rows: int = 1_000_000, runner: str = "local", progress=None):
     """Read the columns of SPEC's data contract from ``path`` and compute the metrics_core report.
 
     Binary: ``label`` and ``score`` (or ``prediction`` when there is no score column).
     Multiclass: ``label`` with the ``score_<class>`` columns (classes in column order) and/or
     ``prediction``. ``weight_column`` weights every count (expenditure). Raises
     ``metrics_core.InputError`` naming the column for missing columns and bad values.
+
+    ``stream=True`` (what the command does; issue 7) reads the data batch by batch into mergeable
+    statistics (:func:`metrics_core.dataset.scan_stats`, or the Prefect flow of
+    :mod:`tasks.dask_stats` on a Dask cluster when ``runner`` is ``dask`` / ``dask://HOST:PORT``),
+    so memory is bounded whatever the row count and the report is identical to the in-memory one
+    (``stream=False``); ``bins`` gives constant-memory binned score statistics (binary),
+    ``progress(rows_done, rows_total)`` follows the reading.
     """
     lazy = scan(path)
-    columns = lazy.collect_schema().names()
+    schema = lazy.collect_schema()
+    columns = schema.names()
     needed = {"label": label_column}
     if weight_column:
         needed["weight"] = weight_column
@@ -186,34 +199,83 @@ def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float 
             raise ColumnError(f"{path}: a multiclass evaluation needs score columns '{score_prefix}<class>' or a "
                               f"column {prediction_column!r}; found neither among: {', '.join(columns[:25])}.")
     _require(columns, needed, path)
+    label_dtype = schema[label_column]
+    pos = labels = None
+    if task is Task.binary:
+        pos = _label_value(pos_label, label_dtype, "--pos-label")
+        if pos is None:
+            if label_dtype == pl.String:
+                values = lazy.select(pl.col(label_column).drop_nulls().unique().sort().head(5)).collect()
+                raise mc.InputError(f"{path}: column {label_column!r} holds strings {values[label_column].to_list()!r}: "
+                                    "say which is the positive class with --pos-label.")
+            pos = True if label_dtype == pl.Boolean else 1
+    elif score_columns:
+        labels = [_label_value(c[len(score_prefix):], label_dtype, f"score column {c!r}: class")
+                  for c in score_columns]
+    if stream:
+        from metrics_core.dataset import Columns, scan_stats
+
+        cols = Columns(label=label_column, prediction=prediction_column, score=score_column, score_prefix=score_prefix,
+                       weight=weight_column)
+        options = dict(labels=labels, pos_label=pos, threshold=threshold, bins=bins, batch_rows=batch_rows,
+                       progress=progress, use_prediction="prediction" in needed)
+        if runner == "local":
+            stats = scan_stats(path, task.value, cols, **options)
+        else:
+            from tasks.dask_stats import compute_stats
+
+            stats = compute_stats(path, task.value, cols, runner=runner, **options)
+        to_report = mc.binary_from_stats if task is Task.binary else mc.multiclass_from_stats
+        return to_report(stats, beta=beta, level=level, n_boot=n_boot, seed=seed)
     frame = lazy.select(list(dict.fromkeys([*needed.values(), *score_columns]))).collect()
     arg_columns = {"y_true": label_column, "y_score": score_column, "y_pred": prediction_column,
                    "sample_weight": weight_column or "weight"}
     weights = frame[weight_column] if weight_column else None
-    label_dtype = frame.schema[label_column]
     try:
         if task is Task.binary:
-            pos = _label_value(pos_label, label_dtype, "--pos-label")
-            if pos is None:
-                if label_dtype == pl.String:
-                    values = frame[label_column].drop_nulls().unique().sort().to_list()[:5]
-                    raise mc.InputError(f"column {label_column!r} holds strings {values!r}: say which is the "
-                                        "positive class with --pos-label.")
-                pos = True if label_dtype == pl.Boolean else 1
             scores = frame[score_column] if "score" in needed else None
             y_pred = frame[prediction_column] if "prediction" in needed else None
             return mc.binary_report(frame[label_column], scores, y_pred, threshold=threshold, beta=beta,
                                     pos_label=pos, sample_weight=weights, level=level, n_boot=n_boot, seed=seed)
-        labels = None
-        if score_columns:
-            labels = [_label_value(c[len(score_prefix):], label_dtype, f"score column {c!r}: class")
-                      for c in score_columns]
         y_pred = frame[prediction_column] if "prediction" in needed else None
         y_score = frame.select(score_columns) if score_columns else None
         return mc.multiclass_report(frame[label_column], y_pred, y_score=y_score, labels=labels, beta=beta,
                                     sample_weight=weights, level=level, n_boot=n_boot, seed=seed)
     except ValueError as exc:
         raise mc.InputError(f"{path}: {_explain(str(exc), arg_columns, frame, score_columns)}") from None
+
+class _RowProgress:
+    """A rich progress bar over rows read (rows_done, rows_total) for build_report's ``progress``."""
+
+    def __init__(self, console: Console, description: str):
+        self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("rows"), TimeElapsedColumn(), console=console, transient=True)
+        self.description = description
+        self.task = None
+
+    def __enter__(self):
+        self.progress.__enter__()
+        self.task = self.progress.add_task(self.description, total=None)
+        return self
+
+    def __exit__(self, *exc):
+        return self.progress.__exit__(*exc)
+
+    def update(self, done: int, total: int | None) -> None:
+        self.progress.update(self.task, completed=done, total=total)
+
+
+def _peak_rss() -> int:
+    """Peak resident memory of this process in bytes (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def write_json(path: Path, report, seconds: float) -> None:
+    """``{"metrics": {...}, "n_rows": N, "seconds": s, "peak_rss_bytes": b}``; nan and inf become null."""
+    metrics = {k: (float(v) if v is not None and math.isfinite(v) else None) for k, v in report.metrics.items()}
+    payload = {"metrics": metrics, "n_rows": int(report.stats.n_rows), "seconds": round(seconds, 3),
+               "peak_rss_bytes": _peak_rss()}
+    Path(path).write_text(json.dumps(payload, indent=2) + "\n")
 
 
 def evaluate(
@@ -241,6 +303,19 @@ def evaluate(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write ROC / PR / gain / lift / confusion "
                                                                    "PNGs.")] = True,
+    binned: Annotated[int | None, typer.Option("--binned", metavar="BINS", min=1,
+                                               help="Binary: keep score counts in BINS equal bins over [0, 1] "
+                                                    "(constant memory for any row count); AUROC then comes with "
+                                                    "auroc_error_bound, its largest possible error. Default: exact.")]
+    = None,
+    batch_rows: Annotated[int, typer.Option(help="Rows read per batch: memory is about one batch of the columns "
+                                                 "used plus the statistics.", min=1_000)] = 1_000_000,
+    runner: Annotated[str, typer.Option(help="local (this process), dask (a local Dask cluster of 2 worker "
+                                             "processes, through Prefect) or dask://HOST:PORT (a running Dask "
+                                             "scheduler; the workers must see the same data path).")] = "local",
+    json_out: Annotated[Path | None, typer.Option("--json", metavar="OUT", dir_okay=False,
+                                                  help="Also write {metrics, n_rows, seconds, peak_rss_bytes} "
+                                                       "as JSON to OUT (nan and inf as null).")] = None,
 ) -> None:
     """Evaluate a classifier's predictions in PATH: every metric, its interval and two baselines.
 
@@ -252,6 +327,10 @@ def evaluate(
     Writes NAME_roc.png, NAME_pr.png, NAME_gain.png, NAME_lift.png and
     NAME_confusion.png beside the data (or into --out-dir). Bad input (missing
     column, NaN score, null label, ...) is reported by column and exits with 2.
+
+    The data is read batch by batch (--batch-rows) into exact mergeable
+    statistics, so memory stays bounded at any row count; --runner dask
+    spreads the files over Dask workers.
     """
     console = Console(highlight=False)
     if not console.is_terminal:
@@ -259,11 +338,16 @@ def evaluate(
     errors = Console(stderr=True, highlight=False)
     path = Path(path)
     try:
-        with console.status(f"Reading {path} and computing the {task.value} report..."):
+        started = time.perf_counter()
+        with _RowProgress(console, f"Reading {path.name}") as progress:
             report = build_report(path, task, threshold=threshold, beta=beta, pos_label=pos_label, level=level,
                                   label_column=label_column, score_column=score_column, score_prefix=score_prefix,
                                   prediction_column=prediction_column, weight_column=weight_column,
-                                  n_boot=n_boot, seed=seed)
+                                  n_boot=n_boot, seed=seed, bins=binned, batch_rows=batch_rows, runner=runner,
+                                  progress=progress.update)
+        seconds = time.perf_counter() - started
+        if json_out is not None:
+            write_json(json_out, report, seconds)
         with console.status(f"Intervals ({n_boot:,} bootstrap replicates of the statistics) and baselines..."):
             table = metric_table(report, level)
     except ValueError as exc:
@@ -274,6 +358,8 @@ def evaluate(
     console.print(f"[bold]{path}[/]: {task.value}, {report.stats.n_rows:,} rows{weighted}; "
                   f"{details}beta {beta:g}; {level:.0%} intervals")
     console.print(table)
+    if json_out is not None:
+        console.print(f"JSON: {json_out} ({seconds:.1f} s, peak RSS {_peak_rss() / 2**20:,.0f} MiB)")
     if report.per_class is not None:
         console.print(per_class_table(report))
     if plots:

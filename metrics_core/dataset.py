@@ -26,7 +26,7 @@ from metrics_core.report import binary_stats, multiclass_stats
 from metrics_core.stats import BinaryStats, MulticlassStats
 
 __all__ = ["Columns", "Part", "open_dataset", "schema_of", "schema_changes", "parts_of", "iter_batches",
-           "check_batch", "class_labels", "scan_stats", "scan_partial", "PartialStats", "merge_tree",
+           "check_batch", "class_labels", "score_column_classes", "scan_stats", "scan_partial", "PartialStats", "merge_tree",
            "TreeMerger"]
 
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".arrow": "ipc", ".feather": "ipc",
@@ -84,25 +84,30 @@ def _format_of(path: Path) -> str:
                      f"Use one of {sorted(_FORMATS)} (Parquet, Arrow IPC/Feather, CSV).")
 
 
-def _format_of_dir(path: Path) -> str:
-    found = set()
+def _data_files(path: Path) -> tuple[str, list[str]]:
+    """(format, sorted data files) of a directory, recursing into hive partition folders.
+
+    Files and folders whose names start with "." or "_" (``_SUCCESS``, ``.crc``) are skipped, and
+    so is any file without a data extension (a README or a PNG beside the data is no error).
+    """
+    found: dict[str, list[str]] = {}
     for root, dirs, files in os.walk(path):
-        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
-        for name in files:
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for name in sorted(files):
             if name.startswith((".", "_")):
                 continue
             try:
-                found.add(_format_of(Path(name)))
+                fmt = _format_of(Path(name))
             except InputError:
                 continue
-        if found:
-            break
+            found.setdefault(fmt, []).append(os.path.join(root, name))
     if not found:
         raise InputError(f"{path}: the directory holds no Parquet, Arrow IPC/Feather or CSV file "
                          f"(looked for extensions {sorted(_FORMATS)}).")
     if len(found) > 1:
         raise InputError(f"{path}: the directory mixes file formats {sorted(found)}; put one format per dataset.")
-    return found.pop()
+    fmt, files = found.popitem()
+    return fmt, files
 
 
 def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str] | None = None) -> pads.Dataset:
@@ -111,9 +116,10 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
     ``source`` is a Parquet file, a directory of Parquet files (hive partitions such as
     ``period=2026-03/`` become columns), an Arrow IPC/Feather file (``.arrow``, ``.feather``,
     ``.ipc``) or a CSV file (``.csv``, ``.csv.gz``), or an already opened Dataset. The format
-    comes from the extension (of the files inside, for a directory). ``files`` restricts a
-    directory to some of its files (keeping the hive partition columns; ``schema`` then keeps the
-    whole dataset's schema). A missing or unreadable path is an :class:`InputError` naming it.
+    comes from the extension (of the files inside, for a directory; other files are ignored).
+    ``files`` restricts a directory to some of its files (keeping the hive partition columns).
+    ``schema`` overrides the schema inferred from the first file. A missing or unreadable path is
+    an :class:`InputError` naming it.
     """
     if isinstance(source, pads.Dataset):
         return source
@@ -121,19 +127,16 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
     if not path.exists():
         raise InputError(f"{path}: no such file or directory. Check the data path (relative paths are "
                          f"resolved from {Path.cwd()}).")
+    if path.is_dir():
+        fmt, found = _data_files(path)
+        target = [str(f) for f in files] if files is not None else found
+        options = dict(partitioning="hive", partition_base_dir=str(path))
+    else:
+        fmt, target, options = _format_of(path), str(path), {}
     try:
-        if path.is_dir():
-            fmt = _format_of_dir(path)
-            target = [str(f) for f in files] if files is not None else str(path)
-            return pads.dataset(target, format=fmt, partitioning="hive", schema=schema,
-                                partition_base_dir=str(path) if files is not None else None,
-                                ignore_prefixes=[".", "_"] if files is None else None)
-        fmt = _format_of(path)
-        return pads.dataset(str(path), format=fmt, schema=schema)
-    except InputError:
-        raise
+        return pads.dataset(target, format=fmt, schema=schema, **options)
     except (pa.ArrowException, OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot be read as a {locals().get('fmt', 'dataset')} dataset: {exc}") from None
+        raise InputError(f"{path}: cannot be read as {fmt} data: {exc}") from None
 
 
 def schema_of(source) -> pa.Schema:
@@ -348,14 +351,26 @@ def class_labels(source, columns: Columns = Columns(), *, filter=None, batch_row
         for c in cols:
             seen.update(pc.unique(batch.column(c)).drop_null().to_pylist())
     if with_scores:
-        for suffix in _score_suffixes(ds.schema, columns):
-            try:
-                seen.add(_convert_suffix(suffix, label_type))
-            except ValueError:
-                raise InputError(f"column {columns.score_prefix}{suffix!r}: the class {suffix!r} is not a "
-                                 f"value of the label type {label_type}. Rename the score column or set "
-                                 "score_prefix in the column map.") from None
+        seen.update(score_column_classes(ds.schema, columns))
     return np.array(sorted(seen))
+
+
+def score_column_classes(schema: pa.Schema, columns: Columns = Columns()) -> list:
+    """Classes named by the per-class score columns ``score_<class>`` (converted to the label type).
+
+    >>> score_column_classes(pa.schema([("label", pa.int16()), ("score_3", pa.float32()), ("score_1", pa.float32())]))
+    [3, 1]
+    """
+    label_type = schema.field(columns.label).type
+    out = []
+    for suffix in _score_suffixes(schema, columns):
+        try:
+            out.append(_convert_suffix(suffix, label_type))
+        except (ValueError, KeyError):
+            raise InputError(f"column {columns.score_prefix}{suffix!r}: the class {suffix!r} is not a value of the "
+                             f"label type {label_type}. Rename the score column or set score_prefix in the column "
+                             "map.") from None
+    return out
 
 
 def _same_kind(a: pa.DataType, b: pa.DataType) -> bool:
@@ -465,7 +480,7 @@ def _total_rows(ds: pads.Dataset, filter, parts) -> int | None:
 def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Sequence | None = None, pos_label=1,
                threshold: float = 0.5, bins=None, batch_rows: int = 1_000_000, filter=None,
                progress: Callable[[int, int | None], None] | None = None, parts: Sequence[Part] | None = None,
-               use_prediction: bool | None = None) -> BinaryStats | MulticlassStats:
+               use_prediction: bool | None = None, confusion_only: bool = False) -> BinaryStats | MulticlassStats:
     """Statistics of a whole dataset, read batch by batch: the streamed twin of the in-memory update.
 
     Every batch goes through :func:`metrics_core.report.binary_stats` (``task="binary"``) or
@@ -484,16 +499,22 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
     column, sorted distinct values, as the in-memory default). Binary: at most two label values
     over the whole dataset; the negative label is the one that is not ``pos_label``.
 
-    ``bins`` (binary only): fixed score bin edges (or a number of equal bins over [0, 1]), giving :class:`BinnedScoreCounts` of constant
-    size (AUROC within its ``auroc_error_bound``). ``progress(rows_done, rows_total)`` is called
+    ``bins``: fixed score bin edges (or a number of equal bins over [0, 1]), giving
+    :class:`BinnedScoreCounts` of constant size (binary; one per class for multiclass), with AUROC
+    within its ``auroc_error_bound``. ``progress(rows_done, rows_total)`` is called
     after each batch; ``rows_total`` comes from Parquet metadata (None for CSV/IPC, an upper bound
     under a row filter). Empty files are skipped; a file holding one class merges as any other.
     Bad rows raise an :class:`InputError` naming the file, column, count and an example row
     (:func:`check_batch`). An empty selection (no rows) is an InputError too.
+
+    ``confusion_only=True`` keeps only the confusion matrix (no score statistics, so no AUROC,
+    curves or log loss): the scores only decide the predicted class (binary: ``score >=
+    threshold``, multiclass: the argmax), passed to the same update step as ``y_pred``. Scores
+    are still checked (NaN, inf, null are errors). The fastest pass: constant memory.
     """
     partial = scan_partial(source, task, columns, labels=labels, pos_label=pos_label, threshold=threshold,
                            bins=bins, batch_rows=batch_rows, filter=filter, progress=progress, parts=parts,
-                           use_prediction=use_prediction)
+                           use_prediction=use_prediction, confusion_only=confusion_only)
     if partial is None:
         where = source if not isinstance(source, pads.Dataset) else "dataset"
         raise InputError(f"{where}: no rows to evaluate{' under the filter ' + str(filter) if filter is not None else ''}"
@@ -504,7 +525,7 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
 def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Sequence | None = None, pos_label=1,
                  threshold: float = 0.5, bins=None, batch_rows: int = 1_000_000, filter=None,
                  progress: Callable[[int, int | None], None] | None = None, parts: Sequence[Part] | None = None,
-                 use_prediction: bool | None = None) -> PartialStats | None:
+                 use_prediction: bool | None = None, confusion_only: bool = False) -> PartialStats | None:
     """:func:`scan_stats` of some partitions as a mergeable :class:`PartialStats` (None when no rows).
 
     The map step of a distributed evaluation: merge the partials of all partitions, then
@@ -535,8 +556,6 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
                              f"prediction column {columns.prediction!r}; the data has columns {names!r}.")
         class_list = None
     else:
-        if bins is not None:
-            raise InputError("bins: binned score statistics are available for binary tasks only.")
         class_list = np.asarray(list(labels)) if labels is not None else class_labels(ds, columns, filter=filter)
         if class_list.size == 0:
             raise InputError(f"{where}: no rows (the label column {columns.label!r} has no values"
@@ -564,14 +583,27 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
         w = batch.column(weight_col) if weight_col else None
         yp = batch.column(pred_col) if pred_col else None
         try:
-            if task == "binary":
-                ys = batch.column(score_cols[0]) if score_cols else None
+            if task == "binary" and confusion_only and yp is None:
+                ys = batch.column(score_cols[0])
+                _require_finite(ys)
+                # 0/1 int8 roles (numpy's unique is hash-based for int8, sort-based for bool)
+                stats = binary_stats(pc.cast(_is_positive(y, pos_label), pa.int8()),
+                                     y_pred=pc.cast(pc.greater_equal(ys, threshold), pa.int8()),
+                                     pos_label=1, threshold=threshold, sample_weight=w)
+            elif task == "binary":
+                ys = batch.column(score_cols[0]) if score_cols and not confusion_only else None
                 stats = binary_stats(y, ys, yp, threshold=threshold, pos_label=pos_label, sample_weight=w,
                                      bins=bins)
             else:
                 ys = np.column_stack([batch.column(c).to_numpy(zero_copy_only=False) for c in score_cols]) \
                     if score_cols else None
-                stats = multiclass_stats(y, yp, y_score=ys, labels=class_list, sample_weight=w)
+                if confusion_only and yp is None and ys is not None:
+                    if not np.isfinite(ys).all():
+                        raise InputError("y_score: NaN or infinite scores.")
+                    yp, ys = class_list[np.argmax(ys, axis=1)], None
+                elif confusion_only:
+                    ys = None
+                stats = multiclass_stats(y, yp, y_score=ys, labels=class_list, sample_weight=w, bins=bins)
         except InputError as exc:
             check_batch(batch, path, label=columns.label, scores=score_cols, weight=weight_col, prediction=pred_col,
                         labels=class_list if class_list is not None else (
@@ -596,6 +628,22 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
     if result is None:
         return None
     return PartialStats(result.stats, frozenset(seen_labels))
+
+
+def _is_positive(y: pa.Array, pos_label) -> pa.Array:
+    """``y == pos_label`` as a boolean Arrow array (nulls stay null, for the null-label check)."""
+    try:
+        return pc.equal(y, pos_label)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
+        return pa.array(y.to_numpy(zero_copy_only=False) == pos_label, mask=np.asarray(y.is_null()))
+
+
+def _require_finite(scores: pa.Array) -> None:
+    """Raise (for :func:`check_batch` to explain) when a score is null, NaN or infinite."""
+    if scores.null_count:
+        raise InputError("y_score: null score.")
+    if pa.types.is_floating(scores.type) and not np.isfinite(scores.to_numpy(zero_copy_only=False)).all():
+        raise InputError("y_score: NaN or infinite score.")
 
 
 def _binary_labels(seen: set, pos_label, labels) -> np.ndarray:

@@ -222,15 +222,3 @@ def test_missing_file_and_help():
     assert result.exit_code == 2 and "does not exist" in result.output
     result = runner.invoke(app, ["evaluate", "--help"])
     assert result.exit_code == 0 and "--task" in result.output and "--weight-column" in result.output
-
-
-@pytest.mark.slow
-def test_demo_generates_and_evaluates_both(tmp_path):
-    out = tmp_path / "demo"
-    result = runner.invoke(app, ["demo", "--out-dir", str(out), "--rows", "2000", "--classes", "5"])
-    assert result.exit_code == 0, result.output
-    assert "Binary metrics" in result.stdout and "Multiclass metrics" in result.stdout
-    for stem in ("binary", "multiclass"):
-        assert pl.read_parquet(out / f"{stem}.parquet").height == 2000
-        for name in PLOTS:
-            assert (out / f"{stem}_{name}.png").exists()

@@ -1,0 +1,300 @@
+"""`classwatch demo | monitor | compare | recommend | ui`: the flows from the command line, with a summary."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+
+console = Console(highlight=False)
+
+SPEC_HELP = ("Run-spec YAML: data sources (reference, current with {period}), column map, alert policy. "
+             "`classwatch monitor --example-spec` prints a commented example.")
+
+
+def _progress() -> Progress:
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=False)
+
+
+def _ui_hint(tracking_uri: str) -> str:
+    if tracking_uri.startswith(("http://", "https://")):
+        return f"open {tracking_uri} in a browser"
+    return f"classwatch ui --tracking-uri {tracking_uri}" if tracking_uri != _default_uri() else "classwatch ui"
+
+
+def _default_uri() -> str:
+    from tasks.mlflow_log import default_tracking_uri
+
+    return default_tracking_uri()
+
+
+def _fail(exc: Exception) -> None:
+    console.print(f"[red]Error:[/red] {exc}")
+    raise typer.Exit(code=1)
+
+
+def alert_table(periods: list[dict], title: str = "Retraining alerts per period") -> Table:
+    """One row per monitored period: rows, labels present, alert, the strongest reason."""
+    table = Table(title=title)
+    for col in ("period", "rows", "labels", "alert", "strongest reason (number of reasons)"):
+        table.add_column(col)
+    for p in periods:
+        m = p.get("metrics", {})
+        labelled = any(k.startswith("perf/") for k in m)
+        reasons = p.get("reasons") or []
+        first = re.sub(r" \([^()]*p_adj=[^()]*\)$", "", reasons[0]) if reasons else ""  # details in the run
+        first = first if len(first) <= 90 else first[:87] + "..."
+        table.add_row(p["period"], f"{int(m.get('n_rows', 0)):,}", "yes" if labelled else "no",
+                      "[bold red]RETRAIN[/bold red]" if p["alert"] else "none",
+                      f"{first} ({len(reasons)})" if reasons else "")
+    return table
+
+
+def demo(
+    out_dir: Annotated[Path, typer.Option(help="Folder for the generated data, the spec and copies of the plots.")]
+    = Path("demo-output"),
+    rows_per_month: Annotated[int, typer.Option(help="Price quotes per monthly delivery.", min=2000)] = 10_000,
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic data and the models.")] = 0,
+) -> None:
+    """Run the whole product on synthetic price quotes, end to end, in about a minute.
+
+    Builds web-scraped-style price quotes (product titles, 10 COICOP-like item classes with
+    unequal prevalence, prices, expenditure weights), trains a logistic regression and a naive
+    Bayes classifier on the titles and registers both in MLflow, then runs the three Prefect
+    flows: evaluate_model on the test set, monitor_period for each of 12 monthly deliveries
+    (prevalence and prices shift from month 8, so alerts fire from 2024-08 on), and
+    compare_models on the two models. Everything goes to the MLflow store in this folder
+    (sqlite:///mlflow.db unless MLFLOW_TRACKING_URI is set); open it with `classwatch ui`.
+    """
+    from flows.demo import MONTHS, run_demo
+
+    start = time.perf_counter()
+    with _progress() as progress:
+        stages = progress.add_task("Starting (imports, Prefect API)", total=5 + len(MONTHS))
+        steps = iter(range(100))
+
+        def step(message: str) -> None:
+            if next(steps):
+                progress.advance(stages)
+            progress.update(stages, description=message)
+
+        try:
+            result = run_demo(out_dir, rows_per_month=rows_per_month, seed=seed, step=step)
+        except Exception as exc:  # noqa: BLE001 - shown to the user, with the traceback in --verbose runs
+            progress.stop()
+            _fail(exc)
+        progress.update(stages, completed=5 + len(MONTHS), description="Done")
+    console.print(alert_table(result.periods))
+    ev = result.evaluation
+    cmp = result.comparison
+    metric = ev.get("headline")
+    console.print(f"\nEvaluation of {result.models['logistic_regression']}: {metric} = "
+                  f"{ev['metrics'].get(metric, float('nan')):.4f}; ONS recommends {ev.get('recommendation')}; "
+                  f"{'promoted to' if ev.get('promoted') else 'kept'} champion.")
+    console.print(f"Comparison ({cmp.get('metric')}): best {cmp.get('best')}; "
+                  f"{int(cmp['metrics'].get('n_rejected', 0))} of {len(cmp.get('tests', []))} corrected tests reject.")
+    shifted = [p["period"] for p in result.periods if p["alert"]]
+    console.print(f"Alerts in {len(shifted)} of {len(result.periods)} months: {', '.join(shifted) or 'none'}.")
+    console.print(f"\n[bold]Logged[/bold] to MLflow {result.tracking_uri}, experiment 'classwatch-demo': 2 training "
+                  "runs with registered models, 1 evaluation run (metrics, intervals, curves, ISO report), a "
+                  "monitoring parent run with 12 period runs, 1 comparison run.")
+    console.print(f"Data and spec: {result.out_dir} (re-run a month: classwatch monitor --spec "
+                  f"{result.out_dir / 'spec.yaml'} --period 2024-09 --force)")
+    console.print(f"Plots copied to {result.out_dir / 'plots'}: {', '.join(p.name for p in result.plots)}")
+    console.print(f"Look at it: [bold]{_ui_hint(result.tracking_uri)}[/bold] (MLflow UI on http://127.0.0.1:5000).")
+    console.print(f"Demo finished in {time.perf_counter() - start:.0f} s.")
+
+
+def monitor(
+    spec: Annotated[Optional[Path], typer.Option(help=SPEC_HELP, exists=True, dir_okay=False)] = None,
+    period: Annotated[Optional[list[str]], typer.Option(help="Month to monitor, YYYY-MM; repeat for several, "
+                                                        "or 'previous' for last month.")] = None,
+    current: Annotated[Optional[str], typer.Option(help="Override data.current of the spec (may contain "
+                                                   "{period}).")] = None,
+    force: Annotated[bool, typer.Option(help="Recompute and re-log a period that is already logged.")] = False,
+    example_spec: Annotated[bool, typer.Option("--example-spec", help="Print a commented run spec and exit.")]
+    = False,
+) -> None:
+    """Monitor monthly deliveries against the reference window and raise retraining alerts.
+
+    For each period: prevalence of every class (labels where present, predictions always), each
+    class's score distribution and price distribution are tested against the reference; a
+    period alerts when a corrected test rejects AND its effect passes the spec's practical
+    threshold, or when the headline metric's lower bound drops under its floor. Each period is
+    one MLflow run (under a parent run per model and reference), logged once: re-running a
+    period reuses its run unless --force.
+
+    Example: classwatch monitor --spec spec.yaml --period 2024-08 --period 2024-09
+    """
+    from tasks.spec import example_yaml
+
+    if example_spec:
+        console.print(example_yaml(), markup=False)
+        return
+    if spec is None or not period:
+        _fail(ValueError("pass --spec SPEC.yaml and at least one --period YYYY-MM (see --help)."))
+    from flows import runtime
+    from flows.monitor_period import monitor_period
+    from tasks.spec import load_spec
+
+    try:
+        runner = runtime.task_runner(load_spec(spec))
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+    flow = monitor_period.with_options(task_runner=runner)
+    done = []
+    with _progress() as progress:
+        job = progress.add_task("Monitoring", total=len(period))
+        for p in period:
+            progress.update(job, description=f"monitor_period {p}")
+            try:
+                done.append(flow(str(spec), p, current=current, force=force))
+            except Exception as exc:  # noqa: BLE001
+                progress.stop()
+                _fail(exc)
+            progress.advance(job)
+    console.print(alert_table(done))
+    for d in done:
+        if d["alert"] and d["reasons"]:
+            console.print(f"[bold]{d['period']}[/bold]: " + "; ".join(d["reasons"]))
+    first = done[0]
+    reused = sum(not d["created"] for d in done)
+    console.print(f"\nLogged to MLflow {first['tracking_uri']}, experiment {first['experiment']!r}: "
+                  f"{len(done) - reused} new period run(s), {reused} already logged (use --force to redo). "
+                  f"Alerts went to Prefect as classwatch.alert.retrain events.")
+    console.print(f"Look at it: [bold]{_ui_hint(first['tracking_uri'])}[/bold]")
+
+
+def compare(
+    model_uri: Annotated[list[str], typer.Argument(metavar="MODEL_URI...", help="Two or more MLflow model URIs, "
+                                                   "e.g. models:/NAME/1 models:/NAME/2.")],
+    spec: Annotated[Optional[Path], typer.Option(help=SPEC_HELP, exists=True, dir_okay=False)] = None,
+    test_data: Annotated[Optional[str], typer.Option(help="Test set (overrides data.test of the spec).")] = None,
+    force: Annotated[bool, typer.Option(help="Re-log a comparison that is already logged.")] = False,
+) -> None:
+    """Compare two or more models on the same test rows (ISO/IEC TS 4213 clause 7).
+
+    Each model scores the test set (the spec's columns.features are its inputs); pairwise
+    McNemar tests, paired bootstraps of the headline metric and paired t-tests over test folds
+    are corrected together (the spec's correction, BH by default). One MLflow run holds the
+    per-model metrics and the table of tests.
+    """
+    from flows.compare_models import compare_models
+
+    with console.status(f"compare_models: {len(model_uri)} models"):
+        try:
+            out = compare_models(str(spec) if spec else None, list(model_uri), test_data=test_data, force=force)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+    table = Table(title=f"Model comparison on {out['metric']} (p-values corrected together)")
+    for col in ("model a", "model b", "test", "effect", "p adjusted", "reject"):
+        table.add_column(col)
+    for r in out.get("tests", []):
+        table.add_row(r["model_a"], r["model_b"], r["test"], f"{r['effect_size']:.4g}", f"{r['p_adjusted']:.3g}",
+                      "yes" if r["reject"] else "no")
+    console.print(table)
+    console.print(f"Best on the test set: {out['best']}. Logged to MLflow {out['tracking_uri']} (run {out['run_id']}).")
+    console.print(f"Look at it: [bold]{_ui_hint(out['tracking_uri'])}[/bold]")
+
+
+def recommend(
+    data: Annotated[Path, typer.Argument(help="History of labelled (or classified) rows with a period column: "
+                                         "Parquet file/directory, Arrow IPC or CSV.", exists=True)],
+    task: Annotated[str, typer.Option(help="binary or multiclass.")] = "multiclass",
+    positive_class: Annotated[Optional[str], typer.Option(help="Binary: the positive class value.")] = None,
+    label_column: Annotated[str, typer.Option(help="Class column (labels, or predictions).")] = "label",
+    period_column: Annotated[str, typer.Option(help="Period column.")] = "period",
+    price_column: Annotated[Optional[str], typer.Option(help="Price column ('' for none).")] = "price",
+    reference: Annotated[int, typer.Option(help="Number of first periods pooled as the reference.", min=1)] = 1,
+) -> None:
+    """Which metric to report, from the ONS guidance (Tables 1 and 2), measured on your history.
+
+    Measures whether class prevalence and the classes' price distributions were stable over
+    the periods of DATA (chi-squared/PSI and KS tests with practical thresholds: 2 points of
+    prevalence, PSI 0.1, 10 % price change), then reads the ONS table for your task: the
+    headline metric, the ROC or PR space to plot it in, averaging, weighting and beta advice.
+    """
+    import polars as pl
+
+    from metrics_core import ons, stability
+    from metrics_core.dataset import open_dataset
+
+    try:
+        ds = open_dataset(str(data))
+        cols = [c for c in (period_column, label_column, price_column) if c and c in ds.schema.names]
+        rows = pl.from_arrow(ds.to_table(columns=cols))
+        counts = stability.class_counts(rows, period_column=period_column, label_column=label_column,
+                                        prediction_column=None)
+        prices = rows.select(pl.col(period_column).alias("period"), pl.col(label_column).alias("class"),
+                             pl.col(price_column).alias("price")) if price_column in rows.columns else None
+        pos = positive_class
+        if pos is not None and rows[label_column].dtype.is_integer():
+            pos = int(pos)
+        st = ons.stability_from_history(counts.rename({"period": "period"}), prices, reference=reference,
+                                        positive_class=pos if task == "binary" else None)
+        rec = st.recommend(task)
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+    table = Table(title=f"ONS recommendation ({task}, table column '{rec.column}')", show_header=False)
+    for k, v in (("headline metric", rec.metric), ("plot in", f"{rec.space} space"),
+                 ("averaging", rec.averaging or "n/a"), ("prevalence weights", "yes" if rec.weight_by_prevalence else "no"),
+                 ("beta", rec.beta_advice), ("why", rec.reason),
+                 ("alternatives", ", ".join(f"{o.metric} ({o.space}): {o.when}" for o in rec.alternatives) or "none")):
+        table.add_row(k, v)
+    console.print(table)
+    console.print(f"Measured on {data}: {st.reason}")
+    console.print("Use it: set `headline_metric: " + rec.metric + "` in the run spec.")
+
+
+def ui(
+    port: Annotated[int, typer.Option(help="Port of the MLflow UI on 127.0.0.1.")] = 5000,
+    tracking_uri: Annotated[Optional[str], typer.Option(help="MLflow store to show (default: $MLFLOW_TRACKING_URI "
+                                                        "or sqlite:///mlflow.db here).")] = None,
+    host: Annotated[str, typer.Option(help="Interface to bind; keep 127.0.0.1 unless others must reach it.")]
+    = "127.0.0.1",
+) -> None:
+    """Open the MLflow UI on the classwatch store (runs, metrics, curves, alerts). Ctrl-C stops it.
+
+    Shows the same store the flows log to: the SQLite file mlflow.db in this folder unless
+    MLFLOW_TRACKING_URI (or --tracking-uri) points elsewhere. A remote tracking server already
+    has its own UI: then this only prints its address.
+    """
+    uri = tracking_uri or _default_uri()
+    if uri.startswith(("http://", "https://")):
+        console.print(f"{uri} is a tracking server: open it in a browser.")
+        return
+    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).exists():
+        _fail(ValueError(f"no MLflow store at {uri}: run `classwatch demo` (or a flow) here first, or pass "
+                         "--tracking-uri."))
+    mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
+    env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    cmd = [mlflow_bin, "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port), "--workers", "1"]
+    console.print(f"MLflow UI for {uri} on http://{host}:{port} (starting takes ~15 s; Ctrl-C stops it)")
+    try:
+        subprocess.run(cmd, env=env, check=False)
+    except KeyboardInterrupt:
+        pass
+
+
+def register(app: typer.Typer) -> None:
+    """Add demo, monitor, compare, recommend and ui to the ``classwatch`` app."""
+    app.command()(demo)
+    app.command()(monitor)
+    app.command()(compare)
+    app.command()(recommend)
+    app.command()(ui)

@@ -1,0 +1,100 @@
+"""Synthetic web-scraped price quotes for the demo: product titles, COICOP-like classes, prices, weights, months."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+#: class -> (prevalence, median price, product nouns, class brands)
+CLASSES: dict[str, tuple[float, float, tuple[str, ...], tuple[str, ...]]] = {
+    "bread_cereals": (0.19, 1.30, ("wholemeal bread", "white loaf", "bagels", "porridge oats", "cornflakes",
+                                   "granola", "rice", "spaghetti", "penne pasta", "crumpets"),
+                      ("Hovis", "Warburtons", "Kellogg's", "Quaker")),
+    "meat": (0.15, 4.20, ("chicken breast", "beef mince", "pork sausages", "smoked bacon", "lamb chops",
+                          "turkey slices", "sirloin steak", "chicken thighs"), ("Richmond", "Birchwood", "Heck")),
+    "fish": (0.05, 4.80, ("salmon fillets", "cod fillets", "tuna chunks", "king prawns", "smoked mackerel",
+                          "fish fingers"), ("John West", "Birds Eye", "Young's")),
+    "dairy_eggs": (0.16, 1.70, ("semi skimmed milk", "mature cheddar", "greek yogurt", "free range eggs",
+                                "butter", "double cream", "mozzarella"), ("Cathedral City", "Yeo Valley", "Anchor")),
+    "oils_fats": (0.04, 2.60, ("olive oil", "sunflower oil", "vegetable oil", "spreadable", "margarine"),
+                  ("Filippo Berio", "Flora", "Bertolli")),
+    "fruit": (0.10, 1.60, ("bananas", "gala apples", "strawberries", "blueberries", "seedless grapes",
+                           "easy peeler oranges", "mango"), ("Del Monte", "Chiquita")),
+    "vegetables": (0.12, 1.00, ("carrots", "broccoli", "baby potatoes", "cherry tomatoes", "red onions",
+                                "iceberg lettuce", "frozen peas"), ("Florette", "Bonduelle")),
+    "sugar_sweets": (0.08, 1.50, ("milk chocolate", "granulated sugar", "strawberry jam", "honey",
+                                  "fruit pastilles", "chocolate biscuits"), ("Cadbury", "Nestle", "Bonne Maman")),
+    "coffee_tea": (0.05, 3.40, ("ground coffee", "instant coffee", "tea bags", "coffee pods", "green tea",
+                                "hot chocolate"), ("Nescafe", "Lavazza", "PG Tips", "Twinings")),
+    "soft_drinks": (0.06, 1.40, ("orange juice", "cola", "sparkling water", "lemonade", "apple juice",
+                                 "energy drink", "still water"), ("Coca-Cola", "Tropicana", "Evian", "Robinsons")),
+}
+STORES = ("Tesco", "Sainsbury's", "Asda", "Morrisons", "Aldi", "Lidl", "Waitrose")
+WORDS = ("Organic", "Finest", "Value", "British", "Family Pack", "Multipack", "Extra Special", "Reduced Fat",
+         "Essentials", "Fairtrade")
+SIZES = (("250g", 0.6), ("400g", 0.9), ("500g", 1.0), ("750g", 1.4), ("1kg", 1.8), ("6 pack", 1.6),
+         ("1L", 1.0), ("2L", 1.7), ("330ml", 0.5))
+#: Share of titles that borrow a noun from another class (the classifier's honest confusion).
+CONFUSION = 0.10
+
+
+@dataclass(frozen=True)
+class Shift:
+    """What changes from ``from_month`` on: one class's prevalence (absolute change) and one
+    class's prices (relative change)."""
+
+    from_month: int = 8
+    prevalence_class: str = "soft_drinks"
+    prevalence_change: float = 0.08
+    price_class: str = "coffee_tea"
+    price_change: float = 0.20
+
+
+def class_list() -> list[str]:
+    return sorted(CLASSES)
+
+
+def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None) -> pl.DataFrame:
+    """``n`` price quotes of one month: id, title, label, price, weight (expenditure), period.
+
+    Titles read like "Tesco Finest Mature Cheddar 400g": store, optional marketing word, a class
+    brand or none, a product noun of the class (10 % from another class), a size. Prices are
+    lognormal around the class median, scaled by the size; expenditure weight = price x quantity.
+    """
+    rng = np.random.default_rng(seed)
+    names = list(CLASSES)
+    prior = np.array([CLASSES[c][0] for c in names])
+    if shift is not None:
+        j = names.index(shift.prevalence_class)
+        prior = prior * (1 - shift.prevalence_change) / (1 - prior[j])
+        prior[j] = CLASSES[shift.prevalence_class][0] + shift.prevalence_change
+    prior = prior / prior.sum()
+    y = rng.choice(len(names), size=n, p=prior)
+    noun_class = np.where(rng.random(n) < CONFUSION, rng.integers(0, len(names), n), y)
+    nouns = [CLASSES[names[c]][2] for c in range(len(names))]
+    brands = [CLASSES[names[c]][3] for c in range(len(names))]
+    noun = [nouns[c][i % len(nouns[c])] for c, i in zip(noun_class, rng.integers(0, 1000, n))]
+    brand = [brands[c][i % len(brands[c])] if r < 0.5 else "" for c, i, r in
+             zip(y, rng.integers(0, 1000, n), rng.random(n))]
+    store = np.asarray(STORES)[rng.integers(0, len(STORES), n)]
+    word = np.where(rng.random(n) < 0.4, np.asarray(WORDS)[rng.integers(0, len(WORDS), n)], "")
+    size_i = rng.integers(0, len(SIZES), n)
+    size = np.asarray([s for s, _ in SIZES])[size_i]
+    factor = np.asarray([f for _, f in SIZES])[size_i]
+    title = [" ".join(w for w in (s, wd, b, nn.title() if r < 0.7 else nn, sz) if w)
+             for s, wd, b, nn, sz, r in zip(store, word, brand, noun, size, rng.random(n))]
+    median = np.array([CLASSES[names[c]][1] for c in y])
+    if shift is not None:
+        median = np.where(np.asarray(names)[y] == shift.price_class, median * (1 + shift.price_change), median)
+    price = np.round(np.maximum(median * factor * np.exp(0.3 * rng.standard_normal(n)), 0.1), 2)
+    weight = np.round(price * np.exp(1.2 + 0.8 * rng.standard_normal(n)), 2)
+    return pl.DataFrame({"id": [f"{period}-{i:06d}" for i in range(n)], "title": title,
+                         "label": np.asarray(names)[y], "price": price, "weight": weight,
+                         "period": [period] * n})
+
+
+def history(months: list[str], n_per_month: int, seed: int) -> pl.DataFrame:
+    """Stable months (no shift): the training era."""
+    return pl.concat([quotes(n_per_month, seed + i, m) for i, m in enumerate(months)])

@@ -1,0 +1,375 @@
+"""Prefect tasks of evaluate_model: plan, predict with an MLflow model (timed), statistics, report, checks,
+champion comparison, ONS recommendation."""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import polars as pl
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+import metrics_core as mc
+from metrics_core import checks, monitoring as mon, ons, stability
+from metrics_core.dataset import scan_stats
+from metrics_core.errors import InputError
+from metrics_core.significance import mcnemar, paired_bootstrap
+from tasks import io
+from tasks.monitor import IO, bins_of
+from tasks.spec import RunSpec
+
+LATENCY_ROWS = 100
+FREE_TEXT_DISTINCT = 1000
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    """Sources and layouts of an evaluation (metadata only)."""
+
+    test: str
+    reference: str | None
+    labels: list
+    test_layout: io.Layout
+    ref_layout: io.Layout | None
+    model_uri: str | None
+
+
+@task(name="plan-evaluation", **IO)
+def plan_evaluation(spec: RunSpec) -> EvalPlan:
+    """Resolve the test (and reference) sources and map their columns; nothing is read but metadata."""
+    test, _ = io.source_for(spec, "test")
+    reference = spec.data.reference
+    labels = io.class_list(spec, test)
+    if spec.model_uri:
+        classes = model_classes(spec.model_uri, spec.tracking_uri())
+        if classes and spec.labels is None and spec.task == "multiclass":
+            labels = sorted(set(labels) | set(classes), key=lambda v: (str(type(v)), v))
+        test_layout = io.Layout(spec.task, labels, spec.columns.label, None, [], *_optional(spec, test))
+        _require(test, [spec.columns.label, *spec.columns.features])
+        if not spec.columns.features:
+            raise InputError("columns.features: scoring the test set with a model needs its input columns; set "
+                             "`columns: {features: [title, ...]}` in the spec.")
+    else:
+        test_layout = io.layout(spec, test, labels, require_labels=True)
+    ref_layout = None
+    if reference:
+        ref_layout = io.layout(spec, reference, labels, require_labels=False)
+    return EvalPlan(test, reference, labels, test_layout, ref_layout, spec.model_uri)
+
+
+def _optional(spec: RunSpec, source: str) -> tuple:
+    names = io.open_dataset(source).schema.names
+    pick = [c if c and c in names else None for c in (spec.columns.price, spec.columns.weight)]
+    return (*pick, list(spec.columns.features), spec.columns.id if spec.columns.id in names else None)
+
+
+def _require(source: str, columns: list[str]) -> None:
+    names = io.open_dataset(source).schema.names
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {missing!r}; the data has columns {names[:20]!r}. Rename the "
+                         "columns or set the column map (columns.label / columns.features) in the spec.")
+
+
+def _mlflow(tracking_uri: str):
+    import mlflow
+
+    mlflow.set_tracking_uri(tracking_uri)
+    mlflow.set_registry_uri(tracking_uri)
+    return mlflow
+
+
+def model_classes(model_uri: str, tracking_uri: str) -> list | None:
+    """The class list a model declares in its metadata (``classes``), or None."""
+    mlflow = _mlflow(tracking_uri)
+    info = mlflow.models.get_model_info(model_uri)
+    meta = info.metadata or {}
+    return list(meta["classes"]) if "classes" in meta else None
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """A model's output on the test rows: labels, predictions, scores (N x K in ``labels`` order,
+    binary: positive-class column), timings (ISO 6.6) and the rows' optional columns."""
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    y_score: np.ndarray | None
+    timing: dict
+    extra: dict = field(default_factory=dict)
+
+
+def _scores_in_order(output, classes: list | None, labels: list, task: str):
+    out = output.to_numpy() if hasattr(output, "to_numpy") else np.asarray(output)
+    if hasattr(output, "columns") and classes is None:
+        classes = list(output.columns)
+    if out.ndim == 1 or (out.ndim == 2 and out.shape[1] == 1):
+        return out.reshape(-1), None
+    if classes is None or len(classes) != out.shape[1]:
+        raise InputError(f"model output: {out.shape[1]} score columns but the model declares no class list; log it "
+                         "with metadata={'classes': [...]} or set labels: in the spec (in score-column order).")
+    lookup = {str(c): i for i, c in enumerate(classes)}
+    scores = np.zeros((out.shape[0], len(labels)))
+    for j, c in enumerate(labels):
+        if str(c) in lookup:
+            scores[:, j] = out[:, lookup[str(c)]]
+    pred = np.asarray(labels, dtype=object)[np.argmax(scores, axis=1)]
+    if task == "binary":
+        return pred, scores[:, 1]
+    return pred, scores
+
+
+def _typed(pred: np.ndarray, like: np.ndarray) -> np.ndarray:
+    try:
+        return pred.astype(like.dtype)
+    except (ValueError, TypeError):
+        return pred
+
+
+@task(name="predict-with-model", **IO)
+def predict(spec: RunSpec, plan: EvalPlan, model_uri: str | None = None) -> Predictions:
+    """Load an MLflow pyfunc model and score the test rows: whole-set throughput and single-row
+    latency p50/p95/p99 over up to ``LATENCY_ROWS`` rows (ISO 6.6)."""
+    uri = model_uri or plan.model_uri
+    mlflow = _mlflow(spec.tracking_uri())
+    model = mlflow.pyfunc.load_model(uri)
+    classes = (model.metadata.metadata or {}).get("classes")
+    lay = plan.test_layout
+    cols = [spec.columns.label, *spec.columns.features, *[c for c in (lay.price, lay.weight, lay.id) if c]]
+    frame = io.read_columns(plan.test, list(dict.fromkeys(cols)))
+    y = frame[spec.columns.label].to_numpy()
+    inputs = frame.select(spec.columns.features).to_pandas()
+    start = time.perf_counter()
+    output = model.predict(inputs)
+    elapsed = time.perf_counter() - start
+    single = []
+    for i in range(min(LATENCY_ROWS, len(inputs))):
+        t = time.perf_counter()
+        model.predict(inputs.iloc[i:i + 1])
+        single.append(time.perf_counter() - t)
+    width = np.shape(output)[1] if np.ndim(output) == 2 else 0
+    if classes is None and spec.labels is not None and width == len(spec.labels):
+        classes = list(spec.labels)  # the spec's class list is the score-column order
+    pred, scores = _scores_in_order(output, classes, plan.labels, spec.task)
+    lat = np.asarray(single) * 1000
+    timing = {"latency_ms_p50": float(np.percentile(lat, 50)), "latency_ms_p95": float(np.percentile(lat, 95)),
+              "latency_ms_p99": float(np.percentile(lat, 99)), "throughput_rows_per_s": len(inputs) / elapsed,
+              "batch_predict_seconds": elapsed, "latency_rows": float(lat.size)}
+    extra = {c: frame[c].to_numpy() for c in (lay.price, lay.weight) if c}
+    return Predictions(y, _typed(np.asarray(pred), y), scores, timing, extra)
+
+
+def _report_options(spec: RunSpec) -> dict:
+    return {"beta": spec.beta, "cost_matrix": spec.cost_matrix, "level": spec.alerts.level, "n_boot": spec.n_boot,
+            "seed": spec.seed}
+
+
+@task(name="evaluation-statistics", **IO)
+def evaluation_stats(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = None):
+    """Mergeable statistics of the test set: streamed from the file's scores/predictions, or from a
+    model's predictions in memory."""
+    if preds is not None:
+        if spec.task == "binary":
+            return mc.binary_stats(preds.y_true, preds.y_score, preds.y_pred if preds.y_score is None else None,
+                                   threshold=spec.threshold, pos_label=plan.labels[1])
+        return mc.multiclass_stats(preds.y_true, preds.y_pred, y_score=preds.y_score, labels=plan.labels)
+    lay = plan.test_layout
+    cols = replace(io.columns_of(spec), weight=None)
+    return scan_stats(plan.test, spec.task, cols, labels=plan.labels if spec.task == "multiclass" else None,
+                      pos_label=plan.labels[1] if spec.task == "binary" else 1, threshold=spec.threshold,
+                      use_prediction=lay.prediction is not None)
+
+
+@task(name="weighted-metrics", **IO)
+def weighted_metrics(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = None) -> dict[str, float]:
+    """The expenditure-weighted twin of every count-based metric (SPEC "Cost"; ONS future work),
+    when the test data has the spec's weight column; {} otherwise. Logged as ``weighted/<key>``."""
+    lay = plan.test_layout
+    if not lay.weight:
+        return {}
+    o = {k: v for k, v in _report_options(spec).items() if k in ("beta", "cost_matrix")}
+    if preds is not None:
+        w = preds.extra.get(lay.weight)
+        if spec.task == "binary":
+            stats = mc.binary_stats(preds.y_true, preds.y_score, preds.y_pred if preds.y_score is None else None,
+                                    threshold=spec.threshold, pos_label=plan.labels[1], sample_weight=w)
+        else:
+            stats = mc.multiclass_stats(preds.y_true, preds.y_pred, y_score=preds.y_score, labels=plan.labels,
+                                        sample_weight=w)
+    else:
+        cols = replace(io.columns_of(spec), weight=lay.weight)
+        stats = scan_stats(plan.test, spec.task, cols, labels=plan.labels if spec.task == "multiclass" else None,
+                           pos_label=plan.labels[1] if spec.task == "binary" else 1, threshold=spec.threshold,
+                           use_prediction=lay.prediction is not None)
+    r = mc.binary_from_stats(stats, **o) if spec.task == "binary" else mc.multiclass_from_stats(stats, **o)
+    return {f"weighted/{k}": v for k, v in r.metrics.items()}
+
+
+@task(name="build-report", cache_policy=NO_CACHE)
+def build_report(spec: RunSpec, stats):
+    """The report (metrics, intervals, baselines, curves) from statistics; intervals computed here."""
+    o = _report_options(spec)
+    r = mc.binary_from_stats(stats, **o) if spec.task == "binary" else mc.multiclass_from_stats(stats, **o)
+    _ = r.intervals, r.baselines
+    return r
+
+
+def _frame(source: str, columns: list[str]) -> pl.DataFrame:
+    names = io.open_dataset(source).schema.names
+    return io.read_columns(source, [c for c in dict.fromkeys(columns) if c in names])
+
+
+@task(name="data-checks", **IO)
+def data_checks(spec: RunSpec, plan: EvalPlan) -> dict:
+    """ISO 5.3 data checks between the reference (training) rows and the test rows: leakage and
+    representativeness. Empty dict without a reference source or feature columns."""
+    train = spec.data.train or plan.reference
+    if not train:
+        return {}
+    c = spec.columns
+    feats = list(c.features)
+    numeric_extra = [x for x in (c.price,) if x]
+    ref = _frame(train, [c.id, c.label, *feats, *numeric_extra])
+    test = _frame(plan.test, [c.id, c.label, *feats, *numeric_extra])
+    out = {}
+    if feats:
+        out["leakage"] = checks.leakage(ref, test, id_column=c.id if c.id in ref.columns and c.id in test.columns
+                                        else None, feature_columns=feats,
+                                        label_column=c.label if c.label in ref.columns else None)
+    compared = [f for f in feats if ref[f].dtype.is_numeric() or ref[f].n_unique() <= FREE_TEXT_DISTINCT]
+    compared += [x for x in numeric_extra if x in ref.columns and x in test.columns]
+    if compared:
+        out["representativeness"] = checks.representativeness(
+            ref, test, feature_columns=compared, label_column=c.label if c.label in ref.columns else None,
+            alpha=spec.alerts.alpha, psi_threshold=spec.alerts.psi)
+    return out
+
+
+@task(name="reference-drift", **IO)
+def reference_drift(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = None) -> pl.DataFrame | None:
+    """The drift table of the test set against the reference window (monitoring tests, corrected)."""
+    if not plan.reference or plan.ref_layout is None:
+        return None
+    bins = bins_of(spec)
+    ref = _scan(spec, plan.reference, plan.ref_layout, bins)
+    if preds is None:
+        cur = _scan(spec, plan.test, plan.test_layout, bins)
+    else:
+        idx = {str(v): i for i, v in enumerate(plan.labels)}
+        pred_idx = np.array([idx[str(v)] for v in preds.y_pred], dtype=np.int64)
+        label_idx = np.array([idx.get(str(v), -1) for v in preds.y_true], dtype=np.int64)
+        scores = None if preds.y_score is None else preds.y_score.reshape(len(pred_idx), -1)
+        if scores is not None and (ref.score_counts is None or scores.shape[1] != ref.score_counts.shape[0]):
+            scores = None
+        price = preds.extra.get(plan.test_layout.price)
+        cur = mon.update(spec.task, np.asarray(plan.labels), bins, pred_idx,
+                         label_idx=label_idx if (label_idx >= 0).all() else None, scores=scores,
+                         price=price if ref.price_counts is not None else None, threshold=spec.threshold)
+        if ref.score_counts is not None and cur.score_counts is None:
+            ref = _scan(spec, plan.reference, io.Layout(**{**plan.ref_layout.as_dict(), "scores": []}), bins)
+    return mon.decide_alert(mon.compare(ref, cur), spec.alerts).table
+
+
+def _scan(spec, source, layout, bins):
+    return mon.scan_period(source, spec.task, layout.labels, bins, label=layout.label, prediction=layout.prediction,
+                           scores=layout.scores, price=layout.price, threshold=spec.threshold,
+                           batch_rows=spec.monitor.batch_size)
+
+
+@task(name="champion-comparison", **IO)
+def champion_comparison(spec: RunSpec, plan: EvalPlan, preds: Predictions, headline: str) -> dict | None:
+    """McNemar and a paired bootstrap of the headline metric against the registry alias ``champion``
+    of ``spec.name`` (ISO clause 7). None when there is no champion or it is the evaluated model."""
+    from mlflow.exceptions import MlflowException
+
+    from tasks.mlflow_log import client
+
+    try:
+        version = client(spec.tracking_uri()).get_model_version_by_alias(spec.name, "champion")
+    except MlflowException:
+        return None
+    champion_uri = f"models:/{spec.name}/{version.version}"
+    if plan.model_uri in (champion_uri, f"models:/{spec.name}@champion"):
+        return None
+    champ = predict.fn(spec, plan, champion_uri)
+    metric = headline if headline in LABEL_METRICS else "balanced_accuracy"
+    kw = {"labels": plan.labels} if spec.task == "multiclass" else {"pos_label": plan.labels[1]}
+    mc_test = mcnemar(preds.y_true, preds.y_pred, champ.y_pred)
+    boot = paired_bootstrap(metric, preds.y_true, preds.y_pred, champ.y_pred, n_boot=spec.n_boot, seed=spec.seed,
+                            task=spec.task, kind="pred", alpha=spec.alerts.alpha, beta=spec.beta, **kw)
+    return {"champion_uri": champion_uri, "champion_version": version.version, "metric": metric,
+            "mcnemar": mc_test, "bootstrap": boot}
+
+
+LABEL_METRICS = {"accuracy", "balanced_accuracy", "f1", "fbeta", "precision", "recall", "mcc", "cohen_kappa",
+                 "f1_macro", "fbeta_macro", "f1_micro", "fbeta_micro", "f1_weighted", "fbeta_weighted",
+                 "fbeta_of_macro", "fbeta_of_weighted", "balanced_accuracy_micro", "recall_macro", "precision_macro"}
+
+
+@task(name="ons-recommendation", **IO)
+def recommendation(spec: RunSpec, plan: EvalPlan) -> dict:
+    """ONS Tables 1-2 from stability measured on the history of the reference (else test) data's
+    periods; with fewer than two periods stability cannot be measured and is treated as unstable."""
+    c = spec.columns
+    source = plan.reference or plan.test
+    names = io.open_dataset(source).schema.names
+    history = None
+    if c.period in names and c.label in names:
+        history = _frame(source, [c.period, c.label, *([c.prediction] if c.prediction in names else []),
+                                  *([c.price] if c.price and c.price in names else [])])
+        if history[c.period].n_unique() < 2:
+            history = None
+    if history is None:
+        rec = mc_recommend(spec.task, False, False, None)
+        return {"recommendation": rec, "stability_reason": f"Stability not measured: {source} has fewer than two "
+                f"periods in column {c.period!r}; treated as unstable (the robust ONS choice).",
+                "prevalence_stable": None, "price_stable": None}
+    counts = stability.class_counts(history, period_column=c.period, label_column=c.label,
+                                    prediction_column=c.prediction if c.prediction in history.columns else None)
+    prices = None
+    if c.price and c.price in history.columns:
+        prices = history.select(pl.col(c.period).alias("period"), pl.col(c.label).alias("class"),
+                                pl.col(c.price).alias("price"))
+    st = ons.stability_from_history(counts, prices, positive_class=plan.labels[1] if spec.task == "binary" else None,
+                                    alpha=spec.alerts.alpha, max_abs_change=spec.alerts.prevalence_change,
+                                    psi_threshold=spec.alerts.psi, max_relative_change=spec.alerts.price_change)
+    return {"recommendation": st.recommend(spec.task), "stability_reason": st.reason,
+            "prevalence_stable": st.prevalence_stable, "price_stable": st.price_stable}
+
+
+def mc_recommend(task: str, prevalence_stable: bool, price_stable: bool, low):
+    return ons.recommend(task, prevalence_stable, price_stable, low)
+
+
+def environment() -> dict:
+    """ISO 5.3 environment: interpreter, platform and the versions of the packages that compute."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0], "platform": platform.platform(), "machine": platform.machine()}
+    for pkg in ("classwatch", "numpy", "scipy", "polars", "pyarrow", "scikit-learn", "mlflow", "prefect"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def model_description(model_uri: str | None, tracking_uri: str) -> dict:
+    """ISO 5.3 algorithm and hyperparameters: the model's flavour and the params of the run that logged it."""
+    if not model_uri:
+        return {}
+    mlflow = _mlflow(tracking_uri)
+    info = mlflow.models.get_model_info(model_uri)
+    out = {"model_uri": model_uri, "flavors": ", ".join(sorted(info.flavors)), "run_id": info.run_id or ""}
+    if info.run_id:
+        from tasks.mlflow_log import client
+
+        try:
+            out["params"] = dict(client(tracking_uri).get_run(info.run_id).data.params)
+        except Exception:  # noqa: BLE001 - the training run may live in another store
+            pass
+    return out

@@ -1,0 +1,352 @@
+"""The run spec: what to evaluate or monitor, where the data is, and when to alert (pydantic, from YAML)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+
+class SpecError(ValueError):
+    """A run spec that cannot be used: the message names the field, the bad value and the fix."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DataSources(_Model):
+    """Where the rows are. Each source is a Parquet file or directory (hive partitions allowed), an
+    Arrow IPC/Feather file or a CSV file; relative paths are resolved against the spec file's folder.
+
+    ``current`` may contain ``{period}`` (e.g. ``deliveries/{period}.parquet``); otherwise the rows
+    of the period are selected by the period column (``columns.period``) when the data has one.
+    """
+
+    train: str | None = Field(None, description="Training rows (features and labels) for the leakage and "
+                              "representativeness checks of evaluate_model; None = the reference source.")
+    reference: str | None = Field(None, description="Reference window: validation rows scored by the model "
+                                  "(the baseline every period is compared with).")
+    test: str | None = Field(None, description="Held-out test set for evaluate_model.")
+    current: str | None = Field(None, description="Production deliveries for monitor_period.")
+    format: Literal["auto", "parquet", "ipc", "csv"] = Field(
+        "auto", description="File format; auto = from the file extension (.parquet, .arrow/.ipc/.feather, .csv).")
+
+
+class ColumnMap(_Model):
+    """Column roles (SPEC "Data contract"). Defaults are the SPEC's names.
+
+    A role whose column is absent is skipped when it is optional (prediction: derived from the
+    scores; id, period, weight, price, features); label is required for evaluation and optional
+    for monitoring (performance is then not measured).
+    """
+
+    label: str = "label"
+    prediction: str = "prediction"
+    score: str = Field("score", description="Binary: the positive-class score column.")
+    score_prefix: str = Field("score_", description="Multiclass: per-class score columns are <prefix><class>.")
+    id: str = "id"
+    period: str = "period"
+    weight: str | None = Field("weight", description="Row weight, e.g. expenditure (ONS); None = unweighted.")
+    price: str | None = Field("price", description="Price column for the Annex E/F price checks; None = none.")
+    features: list[str] = Field(default_factory=list, description="Model input columns (e.g. [title]); "
+                                "used to run a model and for leakage/representativeness checks.")
+
+
+class AlertPolicy(_Model):
+    """When a period raises a retraining alert (SPEC "Alerts").
+
+    A period alerts when a test rejects after the correction of all the period's tests (method
+    ``correction`` at ``alpha``) AND its effect passes the practical threshold below, or when the
+    lower interval bound of the headline metric falls under its floor. Both halves matter: with
+    200,000 rows a period a 0.3-point prevalence wobble is "significant" (p < 1e-3) and must not
+    alert; a 5-point prevalence rise, a 0.05 shift of one class's scores or a 15 % price rise in
+    one class must. The defaults sit between those cases with a margin on both sides:
+
+    - ``prevalence_change`` = 0.02 (2 percentage points, absolute, any class, on labels and on
+      predictions): 6.7x the 0.3-point wobble, 0.4x the 5-point rise. At 2,000 rows a period the
+      standard error of a 10 % prevalence difference is 1 point, so 2 points is also about where
+      the test starts to reject at all.
+    - ``psi`` = 0.1 for the class distribution as a whole (chi-squared test on the K counts): the
+      customary reading of PSI (Siddiqi 2006; Yurdakul 2018) is < 0.1 stable, 0.1-0.25 moderate,
+      >= 0.25 major shift; a moderate shift of the whole class mix already changes which metric
+      ONS Tables 1-2 recommend, so it alerts. (One class rising 10 -> 20 % gives PSI 0.08; the
+      2-point rule catches such single-class moves first.)
+    - ``score_shift`` = 0.02: Wasserstein-1 distance (the mean absolute shift, in score units)
+      between a class's reference and current score distributions, tested with KS. A uniform
+      0.05 shift gives 0.05; a 0.3-point prevalence wobble moves a class's score distribution by
+      at most 0.003. PSI of the scores (10 reference deciles) is logged with the 0.1/0.25 lines
+      but does not decide: narrow deciles near 0 make it large for shifts no decision notices.
+    - ``price_change`` = 0.10: relative price shift of a class (predicted class): ``10**W - 1``
+      with W the Wasserstein distance of log10 prices (a uniform 15 % rise gives 0.15; robust to
+      the pack-size modes that make medians jump), tested with KS on log prices. Monthly changes of a COICOP class index are mostly within a
+      few percent (ONS CPI), so a 10 % jump is abnormal, and it moves the cost of the class's
+      false positives and negatives (ONS Annexes E, F); a 15 % rise alerts.
+    - the headline floor: ``metric_floor`` when given, else the reference value minus
+      ``metric_drop`` = 0.05 (five points of the headline metric, e.g. balanced accuracy). With
+      few labelled rows the interval is wide and its lower bound may cross the floor: label
+      enough rows (see metrics_core.sampling.sample_size).
+    """
+
+    alpha: float = Field(0.05, gt=0, lt=1, description="Family-wise level of the period's tests after correction.")
+    correction: Literal["bh", "holm", "bonferroni"] = Field("bh", description="Multiple-testing correction "
+                                                            "over all tests of one period.")
+    prevalence_change: float = Field(0.02, gt=0, lt=1)
+    psi: float = Field(0.1, gt=0)
+    score_shift: float = Field(0.02, gt=0, lt=1)
+    price_change: float = Field(0.10, gt=0)
+    metric_floor: float | None = Field(None, description="Absolute floor of the headline metric; None = "
+                                       "reference value minus metric_drop.")
+    metric_drop: float = Field(0.05, ge=0)
+    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the headline metric's interval.")
+
+
+class MlflowSettings(_Model):
+    """Where runs go. ``tracking_uri`` None = $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db in the
+    working directory."""
+
+    experiment: str = "classwatch"
+    tracking_uri: str | None = None
+
+
+class MonitorSettings(_Model):
+    """How distributions are summarised (fixed bins, so every period's statistics merge)."""
+
+    score_bins: int = Field(1000, ge=10, le=100_000, description="Equal-width score bins over score_range "
+                            "(plus one overflow bin each side).")
+    score_range: tuple[float, float] = (0.0, 1.0)
+    price_bins_per_decade: int = Field(500, ge=10, le=10_000, description="Log-price bin resolution: "
+                                       "500 per decade = 0.46 % relative width.")
+    price_range: tuple[float, float] = Field((0.01, 1e6), description="Prices outside go to overflow bins.")
+    batch_size: int = Field(262_144, ge=1024)
+
+    @field_validator("score_range", "price_range")
+    @classmethod
+    def _ordered(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if not v[0] < v[1]:
+            raise ValueError(f"must be (low, high) with low < high, got {list(v)}")
+        return v
+
+    @field_validator("price_range")
+    @classmethod
+    def _positive(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if v[0] <= 0:
+            raise ValueError(f"prices are binned on a log scale: the low end must be > 0, got {v[0]}")
+        return v
+
+
+class RunSpec(_Model):
+    """One classwatch run: model, data, column map, task, metric options, MLflow and alert policy.
+
+    Load it with :func:`load_spec` from a YAML file or a dict (the same dict is what a Prefect
+    deployment passes as the ``spec`` parameter). Unknown fields are errors, so a typo such as
+    ``alert:`` for ``alerts:`` is caught rather than ignored.
+    """
+
+    name: str = Field("model", min_length=1, max_length=200, description="Model name: the MLflow "
+                      "registered model, the alert resource classwatch.model.<name>.")
+    task: Literal["binary", "multiclass"] = "multiclass"
+    data: DataSources = Field(default_factory=DataSources)
+    columns: ColumnMap = Field(default_factory=ColumnMap)
+    labels: list[str | int] | None = Field(None, description="Class list (order of score columns); None = "
+                                          "the distinct labels of the reference data.")
+    positive_class: str | int = Field(1, description="Binary: the label value of the positive class.")
+    beta: float = Field(1.0, gt=0)
+    threshold: float = Field(0.5, description="Binary: score >= threshold predicts the positive class.")
+    cost_matrix: list[list[float]] | None = Field(None, description="C[actual][predicted] over labels.")
+    headline_metric: str | None = Field(None, description="Metric watched against the floor; None = the "
+                                        "ONS recommendation (evaluation) / balanced_accuracy (monitoring).")
+    model_uri: str | None = Field(None, description="MLflow model URI (models:/name/version, runs:/...) to "
+                                  "score the test set with; None = use the score columns in the data.")
+    mlflow: MlflowSettings = Field(default_factory=MlflowSettings)
+    alerts: AlertPolicy = Field(default_factory=AlertPolicy)
+    monitor: MonitorSettings = Field(default_factory=MonitorSettings)
+    task_runner: str = Field("local", description="'local' (threads), 'dask' (a local Dask cluster) or a "
+                             "Dask scheduler address tcp://host:port.")
+    context: str | None = Field(None, description="ISO 5.3 context: what the model is for, where it runs, who "
+                                "uses its output (the ISO report says 'not provided' without it).")
+    ground_truth: str | None = Field(None, description="ISO 5.3 ground truth: who labelled the rows, how, and how "
+                                     "label quality was checked.")
+    n_boot: int = Field(500, ge=50, le=100_000, description="Bootstrap replicates for intervals and tests.")
+    seed: int = 0
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if any(c in v for c in "\n\r\t"):
+            raise ValueError("must be one line")
+        return v
+
+    @field_validator("task_runner")
+    @classmethod
+    def _runner(cls, v: str) -> str:
+        if v not in ("local", "dask") and not v.startswith(("tcp://", "tls://", "inproc://")):
+            raise ValueError(f"expected 'local', 'dask' or a Dask address like tcp://127.0.0.1:8786, got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "RunSpec":
+        if self.labels is not None and len(set(map(str, self.labels))) != len(self.labels):
+            raise ValueError("labels: the class list has duplicates")
+        if self.labels is not None and self.task == "binary" and len(self.labels) != 2:
+            raise ValueError(f"labels: a binary task has two classes, got {len(self.labels)}")
+        if self.cost_matrix is not None:
+            k = 2 if self.task == "binary" else (len(self.labels) if self.labels else None)
+            rows = len(self.cost_matrix)
+            if any(len(r) != rows for r in self.cost_matrix) or (k is not None and rows != k):
+                raise ValueError(f"cost_matrix: must be square with one row per class ({k or 'K'} x "
+                                 f"{k or 'K'}), got {rows} rows of lengths {[len(r) for r in self.cost_matrix]}")
+        return self
+
+    # ---------------------------------------------------------------- helpers for tasks and flows
+    def fingerprint(self) -> str:
+        """Short hash of the spec (sorted JSON): part of the MLflow run keys."""
+        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def tracking_uri(self) -> str:
+        """The MLflow store: the spec's, else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db here."""
+        return self.mlflow.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or \
+            f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+
+    def flat_params(self) -> dict[str, str]:
+        """The spec as flat ``section.field`` -> string pairs, for MLflow params."""
+        out: dict[str, str] = {}
+
+        def walk(prefix: str, value: Any) -> None:
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    walk(f"{prefix}.{k}" if prefix else k, v)
+            else:
+                out[prefix] = value if isinstance(value, str) else json.dumps(value)
+
+        walk("", self.model_dump(mode="json"))
+        return out
+
+
+def _location(loc: tuple) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def _explain(exc: ValidationError, source: str) -> SpecError:
+    lines = []
+    for err in exc.errors():
+        field = _location(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field (check the spelling; see `classwatch monitor --help` for the spec format)"
+        value = err.get("input")
+        shown = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {value!r:.80})"
+        lines.append(f"  - field '{field}': {msg}{shown}")
+    return SpecError(f"Invalid run spec {source}:\n" + "\n".join(lines))
+
+
+def _resolve_paths(raw: dict, base: Path) -> dict:
+    data = raw.get("data")
+    if isinstance(data, dict):
+        data = dict(data)
+        for key in ("train", "reference", "test", "current"):
+            value = data.get(key)
+            if isinstance(value, str) and value and not Path(value).is_absolute() and "://" not in value:
+                data[key] = str(base / value)
+        raw = {**raw, "data": data}
+    return raw
+
+
+def load_spec(spec: "RunSpec | dict | str | os.PathLike | None" = None, **overrides: Any) -> RunSpec:
+    """A :class:`RunSpec` from a spec, a dict (flow parameters) or a YAML file path.
+
+    ``overrides`` replace top-level fields (e.g. ``model_uri=``); ``data={...}`` merges into the
+    data sources. Relative data paths in a YAML file are relative to the file's folder. A wrong
+    spec raises :class:`SpecError` naming every bad field.
+
+    >>> load_spec({"name": "m", "alerts": {"psi": 0.2}}).alerts.psi
+    0.2
+    >>> load_spec({"alerts": {"psi": -1}})
+    Traceback (most recent call last):
+    ...
+    tasks.spec.SpecError: Invalid run spec (dict):
+      - field 'alerts.psi': Input should be greater than 0 (got -1)
+    """
+    source = "(dict)"
+    if spec is None:
+        raw: dict = {}
+    elif isinstance(spec, RunSpec):
+        raw = spec.model_dump(mode="json")
+        source = f"for {spec.name!r}"
+    elif isinstance(spec, dict):
+        raw = dict(spec)
+    elif isinstance(spec, (str, os.PathLike)):
+        path = Path(spec)
+        source = str(path)
+        if not path.is_file():
+            raise SpecError(f"Run spec file {path} not found. Pass the path of a YAML file "
+                            "(see the README section 'Run spec').")
+        try:
+            raw = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise SpecError(f"Run spec {path} is not valid YAML: {exc}") from None
+        if not isinstance(raw, dict):
+            raise SpecError(f"Run spec {path}: expected a mapping of fields at the top level, "
+                            f"got {type(raw).__name__}.")
+        raw = _resolve_paths(raw, path.resolve().parent)
+    else:
+        raise SpecError(f"Run spec: expected a YAML path, a dict or a RunSpec, got {type(spec).__name__}.")
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key == "data" and isinstance(value, dict):
+            raw["data"] = {**(raw.get("data") or {}), **{k: v for k, v in value.items() if v is not None}}
+        else:
+            raw[key] = value
+    try:
+        return RunSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise _explain(exc, source) from None
+
+
+def example_yaml() -> str:
+    """A commented example spec (used by ``--help`` texts and the README)."""
+    return EXAMPLE
+
+
+EXAMPLE = """\
+# classwatch run spec (all fields optional; defaults shown where useful)
+name: price-classifier          # model name: MLflow registered model, alert resource
+task: multiclass                # binary | multiclass
+context: Classifies web-scraped grocery quotes to ONS item codes for the CPI.
+ground_truth: Price collectors label a stratified sample of 5,000 quotes a month.
+data:
+  train: data/train.parquet           # training rows, for the leakage/representativeness checks
+  reference: data/reference.parquet   # validation rows scored by the model (the baseline)
+  test: data/test.parquet             # held-out rows for evaluate
+  current: data/deliveries/{period}.parquet   # or one dataset with a period column
+columns:                        # column roles (these are the defaults)
+  label: label
+  prediction: prediction
+  score_prefix: score_          # multiclass scores: score_<class>; binary: score
+  price: price
+  weight: weight                # expenditure weight
+  period: period
+  features: [title]
+labels: null                    # class list; null = distinct labels of the reference
+beta: 1.0
+model_uri: null                 # e.g. models:/price-classifier/3 to score the test set
+mlflow:
+  experiment: classwatch
+  tracking_uri: null            # null = $MLFLOW_TRACKING_URI or sqlite:///mlflow.db
+alerts:
+  alpha: 0.05
+  correction: bh                # bh | holm | bonferroni
+  prevalence_change: 0.02       # absolute, any class
+  psi: 0.1                      # whole class distribution
+  score_shift: 0.02             # Wasserstein-1 of a class's scores
+  price_change: 0.10            # relative price shift of a class
+  metric_floor: null            # null = reference headline minus metric_drop
+  metric_drop: 0.05
+"""

@@ -1,0 +1,74 @@
+"""Helpers of the flow tests: scored periods as a production classifier delivers them, MLflow and Prefect read-back."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import polars as pl
+
+K = 6
+LABELS = [f"item_{j}" for j in range(K)]
+PRIOR = (1 / np.arange(1, K + 1)) / (1 / np.arange(1, K + 1)).sum()
+
+
+def scored_rows(n: int, seed: int, period: str, *, prevalence=None, price_rise=None, labels: bool = True
+                ) -> pl.DataFrame:
+    """Rows a production classifier delivers: id, label, score_<class>, prediction, price, weight, period.
+
+    ``prevalence=(j, d)`` raises class j's share by d; ``price_rise=(j, r)`` multiplies the prices
+    of rows predicted as class j by 1 + r.
+    """
+    rng = np.random.default_rng(seed)
+    prior = PRIOR.copy()
+    if prevalence:
+        j, d = prevalence
+        prior = prior * (1 - PRIOR[j] - d) / (1 - PRIOR[j])
+        prior[j] = PRIOR[j] + d
+    y = rng.choice(K, size=n, p=prior / prior.sum())
+    logits = rng.standard_normal((n, K)) + np.log(PRIOR)
+    logits[np.arange(n), y] += 2.5
+    s = np.exp(logits - logits.max(axis=1, keepdims=True))
+    s /= s.sum(axis=1, keepdims=True)
+    pred = s.argmax(axis=1)
+    price = np.linspace(1, 5, K)[y] * np.exp(0.3 * rng.standard_normal(n))
+    if price_rise:
+        j, r = price_rise
+        price = np.where(pred == j, price * (1 + r), price)
+    names = np.asarray(LABELS)
+    frame = pl.DataFrame({"id": [f"{period}-{i}" for i in range(n)], "label": names[y],
+                          **{f"score_{c}": s[:, j] for j, c in enumerate(LABELS)}, "prediction": names[pred],
+                          "price": np.round(price, 2), "weight": np.round(price * 3, 2), "period": [period] * n})
+    return frame if labels else frame.drop("label")
+
+
+PERIODS = ["2024-01", "2024-02", "2024-03"]
+SHIFTED = "2024-04"
+
+
+def mlflow_runs(store: str, experiment: str, *, kind: str | None = None):
+    """All active runs of ``experiment`` (optionally of one classwatch.kind), read back with MlflowClient."""
+    from mlflow import MlflowClient
+
+    c = MlflowClient(store)
+    exp = c.get_experiment_by_name(experiment)
+    if exp is None:
+        return []
+    runs = c.search_runs([exp.experiment_id], max_results=1000)
+    return [r for r in runs if kind is None or r.data.tags.get("classwatch.kind") == kind]
+
+
+def alert_events(model: str, wait: float = 20.0, expect: int = 1):
+    """classwatch.alert.retrain events of ``model`` from the Prefect API (polled until ``expect`` are there)."""
+    from prefect.client.orchestration import get_client
+    from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+
+    flt = EventFilter(event=EventNameFilter(name=["classwatch.alert.retrain"]),
+                      resource=EventResourceFilter(id=[f"classwatch.model.{model}"]))
+    deadline = time.monotonic() + wait
+    while True:
+        with get_client(sync_client=True) as client:
+            events = client.read_events(flt, limit=50).events
+        if len(events) >= expect or time.monotonic() > deadline:
+            return events
+        time.sleep(0.5)

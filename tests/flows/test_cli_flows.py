@@ -1,0 +1,95 @@
+"""`classwatch demo | monitor | compare | recommend | ui` through Typer's CliRunner on real components."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from flow_data import PERIODS, SHIFTED, mlflow_runs, scored_rows
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tasks.spec import load_spec
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("command, words", [
+    ("demo", ["--rows-per-month", "synthetic price quotes", "classwatch ui"]),
+    ("monitor", ["--spec", "--period", "--force", "practical", "threshold"]),
+    ("compare", ["MODEL_URI", "McNemar", "corrected"]),
+    ("recommend", ["ONS", "--positive-class", "stable"]),
+    ("ui", ["--port", "127.0.0.1", "MLFLOW_TRACKING_URI"]),
+])
+def test_help_explains_each_command(command, words):
+    result = runner.invoke(app, [command, "--help"])
+    assert result.exit_code == 0
+    for w in words:
+        assert w in result.output, (command, w)
+
+
+def test_example_spec_is_a_valid_spec(tmp_path):
+    result = runner.invoke(app, ["monitor", "--example-spec"])
+    assert result.exit_code == 0
+    path = tmp_path / "spec.yaml"
+    path.write_text(result.output)
+    assert load_spec(path).alerts.price_change == 0.10
+
+
+def test_recommend_measures_stability(tmp_path):
+    rows = pl.concat([scored_rows(4_000, i, f"2024-0{i + 1}") for i in range(3)])
+    rows.write_parquet(tmp_path / "history.parquet")
+    result = runner.invoke(app, ["recommend", str(tmp_path / "history.parquet")])
+    assert result.exit_code == 0, result.output
+    assert "fbeta_of_weighted" in result.output and "stable" in result.output
+    shifted = pl.concat([rows, scored_rows(4_000, 9, "2024-04", prevalence=(1, 0.1))])
+    shifted.write_parquet(tmp_path / "shifted.parquet")
+    result = runner.invoke(app, ["recommend", str(tmp_path / "shifted.parquet"), "--price-column", ""],
+                           terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "fbeta_micro" in result.output  # neither prevalence nor (unmeasured) prices stable
+
+
+def test_ui_without_a_store_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    result = runner.invoke(app, ["ui"])
+    assert result.exit_code == 1 and "classwatch demo" in result.output
+    result = runner.invoke(app, ["ui", "--tracking-uri", "http://127.0.0.1:5999"])
+    assert result.exit_code == 0 and "open it in a browser" in result.output
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_monitor_command_summarises_what_was_logged(monitoring_spec, tmp_path, store):
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(monitoring_spec))
+    args = ["monitor", "--spec", str(spec), "--period", PERIODS[0], "--period", SHIFTED]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "RETRAIN" in result.output and "2 new period run(s)" in result.output and store in result.output
+    result = runner.invoke(app, args)
+    assert "0 new period run(s), 2 already logged" in result.output
+    bad = runner.invoke(app, ["monitor", "--spec", str(spec), "--period", "2024-13"])
+    assert bad.exit_code == 1 and "YYYY-MM" in bad.output
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_demo_alerts_in_the_shifted_months_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    result = runner.invoke(app, ["demo", "--rows-per-month", "4000"])
+    assert result.exit_code == 0, result.output
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    periods = {r.data.tags["classwatch.period"]: r.data.tags["classwatch.alert"]
+               for r in mlflow_runs(store, "classwatch-demo", kind="monitor") if "classwatch.period" in r.data.tags}
+    assert periods == {f"2024-{m:02d}": "retrain" if m >= 8 else "none" for m in range(1, 13)}
+    assert "Alerts in 5 of 12 months: 2024-08, 2024-09, 2024-10, 2024-11, 2024-12" in result.output
+    assert "classwatch ui" in result.output
+    plots = {p.name for p in (tmp_path / "demo-output" / "plots").iterdir()}
+    assert {"evaluation_roc.png", "evaluation_pr.png", "evaluation_confusion.png",
+            "monitoring_monitoring_over_time.png"} <= plots
+    kinds = [r.data.tags.get("classwatch.kind") for r in mlflow_runs(store, "classwatch-demo")]
+    assert kinds.count("evaluate") == 1 and kinds.count("compare") == 1 and kinds.count("train") == 2

@@ -1,0 +1,169 @@
+"""monitor_period on real components: Prefect test harness, SQLite MLflow store, Parquet deliveries."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+from flow_data import PERIODS, SHIFTED, alert_events, mlflow_runs, scored_rows
+from mlflow import MlflowClient
+
+from flows.monitor_period import monitor_period
+from tasks import io
+from tasks.alerts import artifact_key, event_id
+
+pytestmark = [pytest.mark.usefixtures("prefect_harness"), pytest.mark.slow]
+
+
+def test_stable_periods_pass_and_the_shift_alerts_once(monitoring_spec, store):
+    from datetime import datetime, timezone
+
+    started = datetime.now(timezone.utc)  # other tests in this session may monitor the same model and period
+    results = [monitor_period(monitoring_spec, p) for p in [*PERIODS, SHIFTED]]
+    assert [r["alert"] for r in results] == [False, False, False, True]
+    shifted = results[-1]
+    joined = "; ".join(shifted["reasons"])
+    assert "prevalence of 'item_2'" in joined and "prices of 'item_1' rose" in joined
+
+    client = MlflowClient(store)
+    children = {r.data.tags["classwatch.period"]: r for r in mlflow_runs(store, "monitor-tests", kind="monitor")
+                if "classwatch.period" in r.data.tags}
+    assert sorted(children) == [*PERIODS, SHIFTED]
+    parent_id = shifted["parent_run_id"]
+    for period, run in children.items():
+        assert run.info.status == "FINISHED"
+        assert run.data.tags["mlflow.parentRunId"] == parent_id
+        assert run.data.tags["classwatch.alert"] == ("retrain" if period == SHIFTED else "none")
+    assert children[SHIFTED].data.tags["classwatch.alert.reasons"] == joined
+    assert children[PERIODS[0]].data.tags["classwatch.alert.reasons"] == "none"
+    m = children[SHIFTED].data.metrics
+    assert m["prevalence_label/item_2"] == pytest.approx(pl.read_parquet(
+        Path(monitoring_spec["data"]["current"].format(period=SHIFTED)))["label"].eq("item_2").mean())
+    assert m["alert"] == 1.0 and m["n_rows"] == 20_000 and "balanced_accuracy_ci_low" in m
+    artifacts = {a.path for a in client.list_artifacts(children[SHIFTED].info.run_id)}
+    assert {"drift_table.json", "per_class_monitoring.json", "price_impact.json", "monitoring_summary.md",
+            "alert.md"} <= artifacts
+    assert "alert.md" not in {a.path for a in client.list_artifacts(children[PERIODS[0]].info.run_id)}
+    # the parent holds the time series, one point per period at step = months since 1970-01
+    history = client.get_metric_history(parent_id, "max_abs_prevalence_change_pred")
+    assert sorted(h.step for h in history) == [io.period_index(p) for p in [*PERIODS, SHIFTED]]
+    assert "monitoring_over_time.png" in {a.path for a in client.list_artifacts(parent_id)}
+
+    events = alert_events("test-model")
+    assert [e.id for e in events] == [event_id("test-model", SHIFTED)]
+    assert events[0].payload["period"] == SHIFTED and events[0].payload["reasons"] == shifted["reasons"]
+    assert events[0].resource.id == "classwatch.model.test-model"
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as c:
+        arts = c.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[
+            artifact_key("test-model", SHIFTED)])))
+    arts = [a for a in arts if a.created >= started]
+    assert len(arts) == 1 and "Retraining alert" in arts[0].data
+
+    # re-running a period creates no duplicate run and no second alert
+    again = monitor_period(monitoring_spec, SHIFTED)
+    assert again["created"] is False and again["run_id"] == shifted["run_id"] and again["alert"]
+    forced = monitor_period(monitoring_spec, SHIFTED, force=True)
+    assert forced["created"] is True
+    periods = [r.data.tags.get("classwatch.period") for r in mlflow_runs(store, "monitor-tests", kind="monitor")]
+    assert periods.count(SHIFTED) == 1
+    assert len(alert_events("test-model", wait=3, expect=2)) == 1  # same event id: the server keeps one
+
+
+def _no_runs(store):
+    assert mlflow_runs(store, "monitor-tests") == []
+
+
+@pytest.mark.parametrize("case, pattern", [
+    ("nan_scores", r"'score_item_3'.*NaN score.*in 3 row\(s\).*e\.g\. row 11"),
+    ("schema_changed", r"schema changed.*1 column\(s\) differ.*'price' changed type: double -> (large_)?string"),
+    ("missing_column", r"missing column 'unit_price' \(price\)"),
+    ("empty_period", r"no rows.*empty period"),
+    ("unknown_label", r"'prediction'.*not in the class list.*2 row\(s\).*'item_99'"),
+])
+def test_bad_data_stops_before_anything_is_logged(monitoring_spec, store, tmp_path, case, pattern):
+    spec = dict(monitoring_spec)
+    target = tmp_path / "bad" / "2024-05.parquet"
+    target.parent.mkdir()
+    rows = scored_rows(2_000, 30, "2024-05")
+    period = "2024-05"
+    if case == "nan_scores":
+        rows = rows.with_columns(score_item_3=pl.when(pl.int_range(pl.len()).is_in([11, 500, 1999]))
+                                 .then(float("nan")).otherwise(pl.col("score_item_3")))
+    elif case == "schema_changed":
+        rows = rows.with_columns(pl.col("price").cast(pl.String))
+    elif case == "missing_column":
+        spec["columns"] = {"price": "unit_price"}
+    elif case == "unknown_label":
+        rows = rows.with_columns(prediction=pl.when(pl.int_range(pl.len()).is_in([4, 9])).then(pl.lit("item_99"))
+                                 .otherwise(pl.col("prediction")))
+    rows.write_parquet(target)
+    spec["data"] = {**spec["data"], "current": str(tmp_path / "bad" / "{period}.parquet")}
+    if case == "empty_period":
+        spec["data"]["current"] = str(target)  # one file with a period column: 2024-06 has no rows
+        period = "2024-06"
+    with pytest.raises(ValueError, match=pattern):
+        monitor_period(spec, period)
+    _no_runs(store)
+
+
+def test_artifact_store_failure_leaves_failed_run_then_rerun_completes(monitoring_spec, store, tmp_path):
+    """The artifact folder cannot be written half-way through logging: the run ends FAILED; once
+    the folder is writable again a re-run completes with one run for the period."""
+    spec = {**monitoring_spec, "mlflow": {**monitoring_spec["mlflow"], "experiment": "faulty"}}
+    root = tmp_path / "mlruns" / "faulty"
+    root.parent.mkdir(exist_ok=True)
+    if os.geteuid() == 0:  # permission bits do not stop root: a file where the folder must be does
+        root.write_text("not a folder")
+    else:
+        root.mkdir()
+        root.chmod(0o500)
+    with pytest.raises(OSError):
+        monitor_period(spec, PERIODS[0])
+    runs = [r for r in mlflow_runs(store, "faulty") if r.data.tags.get("classwatch.period") == PERIODS[0]]
+    assert [r.info.status for r in runs] == ["FAILED"]
+    assert runs[0].data.metrics["n_rows"] == 20_000  # logged before the artifacts failed
+    if root.is_file():
+        root.unlink()
+    else:
+        root.chmod(0o700)
+        shutil.rmtree(root)
+    done = monitor_period(spec, PERIODS[0])
+    assert done["created"]
+    runs = [r for r in mlflow_runs(store, "faulty") if r.data.tags.get("classwatch.period") == PERIODS[0]]
+    assert [r.info.status for r in runs] == ["FINISHED"] and runs[0].info.run_id == done["run_id"]
+
+
+def test_unlabelled_period_and_previous(monitoring_spec, store, tmp_path):
+    data = Path(monitoring_spec["data"]["current"]).parent
+    scored_rows(5_000, 40, "2024-07", labels=False).write_parquet(data / "2024-07.parquet")
+    out = monitor_period(monitoring_spec, "2024-07")
+    assert not out["alert"]
+    assert not any(k.startswith("perf/") for k in out["metrics"])
+    from flows.monitor_period import resolve_period
+
+    assert resolve_period("previous") == resolve_period("previous")
+    with pytest.raises(ValueError, match="YYYY-MM"):
+        monitor_period(monitoring_spec, "July")
+
+
+def test_binary_task(tmp_path, store):
+    from flows.demo_data import make_binary_demo
+
+    make_binary_demo(30_000, seed=3).write_parquet(tmp_path / "ref.parquet")
+    make_binary_demo(20_000, seed=4).with_columns(period=pl.lit("2024-05")).write_parquet(tmp_path / "stable.parquet")
+    make_binary_demo(20_000, seed=5, prevalence=0.2).with_columns(period=pl.lit("2024-06")).write_parquet(
+        tmp_path / "shift.parquet")
+    spec = {"name": "binary-model", "task": "binary", "n_boot": 100,
+            "data": {"reference": str(tmp_path / "ref.parquet"), "current": str(tmp_path / "stable.parquet")},
+            "mlflow": {"experiment": "binary", "tracking_uri": store}}
+    stable = monitor_period(spec, "2024-05")
+    assert not stable["alert"] and 0.8 < stable["metrics"]["perf/auroc"] < 0.95
+    shifted = monitor_period(spec, "2024-06", current=str(tmp_path / "shift.parquet"))
+    assert shifted["alert"] and any("prevalence of '1' (labels) rose" in r for r in shifted["reasons"])

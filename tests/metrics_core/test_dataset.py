@@ -1,0 +1,390 @@
+"""Streaming statistics over Arrow datasets (issue 7 section 1): streamed report == in-memory report.
+
+The oracle is metrics_core's own in-memory report on the concatenated rows (itself checked against
+scikit-learn in test_oracle_*). Counts are int64 and the weights are dyadic (multiples of 1/4), so
+every sum is exact whatever the batch boundaries and merge order: equality is exact, key by key.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.dataset as pads
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+import metrics_core as mc
+from metrics_core.curves import auroc_from_counts
+from metrics_core.dataset import (
+    Columns,
+    TreeMerger,
+    check_batch,
+    class_labels,
+    iter_batches,
+    merge_tree,
+    open_dataset,
+    parts_of,
+    scan_partial,
+    scan_stats,
+    schema_changes,
+    schema_of,
+)
+
+PERIODS = ["2026-01", "2026-02", "2026-03", "2026-04"]
+CLASSES = ["a", "b", "c", "d"]
+
+
+def _binary_table(rng, n: int, only: int | None = None) -> pa.Table:
+    y = rng.random(n) < 0.35 if only is None else np.full(n, bool(only))
+    logit = np.where(y, 0.8, -0.8) + rng.standard_normal(n)
+    score = (1 / (1 + np.exp(-logit))).astype(np.float32)
+    score[: n // 3] = np.round(score[: n // 3], 2)  # ties inside and across files
+    return pa.table({"id": np.arange(n, dtype=np.int64), "label": y.astype(np.int8), "score": score,
+                     "prediction": (score >= 0.4).astype(np.int8),
+                     "weight": (rng.integers(1, 9, n) / 4).astype(np.float32)})
+
+
+def _multiclass_table(rng, n: int, only: str | None = None) -> pa.Table:
+    k = len(CLASSES)
+    y = rng.integers(0, k, n) if only is None else np.full(n, CLASSES.index(only))
+    logits = rng.standard_normal((n, k)) + 1.2 * np.eye(k)[y]
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    cols = {"label": np.array(CLASSES)[y], "weight": rng.integers(1, 5, n) / 2.0}
+    cols.update({f"score_{c}": p[:, j].astype(np.float32) for j, c in enumerate(CLASSES)})
+    return pa.table(cols)
+
+
+def _write_dir(root, tables) -> None:
+    for period, table in zip(PERIODS, tables):
+        (root / f"period={period}").mkdir(parents=True)
+        pq.write_table(table, root / f"period={period}" / "part-0.parquet", row_group_size=700)
+
+
+@pytest.fixture(scope="module")
+def binary_dir(tmp_path_factory):
+    """Four monthly files: ordinary, EMPTY, ONE CLASS only (positives), ordinary."""
+    rng = np.random.default_rng(7)
+    root = tmp_path_factory.mktemp("binary")
+    tables = [_binary_table(rng, 3000), _binary_table(rng, 0), _binary_table(rng, 1200, only=1),
+              _binary_table(rng, 2500)]
+    _write_dir(root, tables)
+    return root, pa.concat_tables(tables)
+
+
+@pytest.fixture(scope="module")
+def multiclass_dir(tmp_path_factory):
+    """Four files with string classes: ordinary, EMPTY, only class 'c', ordinary."""
+    rng = np.random.default_rng(8)
+    root = tmp_path_factory.mktemp("multiclass")
+    tables = [_multiclass_table(rng, 2000), _multiclass_table(rng, 0), _multiclass_table(rng, 900, only="c"),
+              _multiclass_table(rng, 1800)]
+    _write_dir(root, tables)
+    return root, pa.concat_tables(tables)
+
+
+def assert_same_metrics(streamed: dict, in_memory: dict, float_sums: tuple = ()) -> None:
+    """Every key identical; keys in ``float_sums`` are sums of per-row floats (the multiclass
+    log loss is a LossSums of -log p over rows), whose rounding depends on the batch boundaries."""
+    assert streamed.keys() == in_memory.keys()
+    for key, value in in_memory.items():
+        other = streamed[key]
+        if key in float_sums:
+            assert other == pytest.approx(value, rel=1e-12, abs=0), key
+            continue
+        assert other == value or (math.isnan(other) and math.isnan(value)), (key, other, value)
+
+
+def assert_same_counts(a, b) -> None:
+    for name in ("scores", "pos", "neg"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+
+
+@pytest.mark.parametrize("weight", [None, "weight"])
+@pytest.mark.parametrize("batch_rows", [333, 1_000_000])
+def test_binary_streamed_equals_in_memory(binary_dir, weight, batch_rows):
+    root, full = binary_dir
+    stats = scan_stats(root, "binary", Columns(weight=weight), batch_rows=batch_rows, use_prediction=False)
+    w = None if weight is None else full[weight].to_numpy()
+    expected = mc.binary_report(full["label"].to_numpy(), full["score"].to_numpy(), sample_weight=w, n_boot=20)
+    got = mc.binary_from_stats(stats, n_boot=20)
+    assert_same_metrics(got.metrics, expected.metrics)
+    assert_same_counts(stats.scores, expected.stats.scores)
+    assert stats.confusion.labels.tolist() == expected.stats.confusion.labels.tolist() == [0, 1]
+    assert stats.n_rows == full.num_rows
+    for curve in ("roc", "pr"):
+        assert np.array_equal(got.curves[curve]["y"], expected.curves[curve]["y"], equal_nan=True)
+
+
+def test_binary_prediction_column_decides_the_confusion(binary_dir):
+    root, full = binary_dir
+    stats = scan_stats(root, "binary", batch_rows=1000)  # the prediction column exists: used as y_pred
+    expected = mc.binary_report(full["label"].to_numpy(), full["score"].to_numpy(), full["prediction"].to_numpy())
+    assert_same_metrics(mc.binary_from_stats(stats).metrics, expected.metrics)
+
+
+@pytest.mark.parametrize("weight", [None, "weight"])
+def test_multiclass_streamed_equals_in_memory(multiclass_dir, weight):
+    root, full = multiclass_dir
+    stats = scan_stats(root, "multiclass", Columns(weight=weight), batch_rows=500)
+    ys = np.column_stack([full[f"score_{c}"].to_numpy() for c in CLASSES])
+    w = None if weight is None else full[weight].to_numpy()
+    expected = mc.multiclass_report(full["label"].to_numpy(), y_score=ys, sample_weight=w)
+    got = mc.multiclass_from_stats(stats)
+    assert stats.confusion.labels.tolist() == CLASSES
+    assert_same_metrics(got.metrics, expected.metrics, float_sums=("log_loss",))
+    for a, b in zip(stats.scores, expected.stats.scores):
+        assert_same_counts(a, b)
+    assert got.per_class.equals(expected.per_class)
+
+
+def test_multiclass_class_list_from_the_spec_fixes_the_order(multiclass_dir):
+    root, full = multiclass_dir
+    order = ["d", "c", "b", "a"]
+    stats = scan_stats(root, "multiclass", labels=order)
+    ys = np.column_stack([full[f"score_{c}"].to_numpy() for c in order])
+    expected = mc.multiclass_report(full["label"].to_numpy(), y_score=ys, labels=order)
+    assert_same_metrics(mc.multiclass_from_stats(stats).metrics, expected.metrics, float_sums=("log_loss",))
+    assert class_labels(root).tolist() == CLASSES
+
+
+def test_binary_string_labels_with_a_one_class_file(tmp_path):
+    """A file holding only the positive class cannot name the negative one: merged by role."""
+    rng = np.random.default_rng(3)
+    tables = []
+    for i, only in enumerate([None, "yes", None]):
+        y = rng.random(400) < 0.5 if only is None else np.ones(400, bool)
+        t = pa.table({"label": np.where(y, "yes", "no"), "score": rng.random(400)})
+        pq.write_table(t, tmp_path / f"f{i}.parquet")
+        tables.append(t)
+    full = pa.concat_tables(tables)
+    stats = scan_stats(tmp_path, "binary", pos_label="yes", batch_rows=150)
+    expected = mc.binary_report(full["label"].to_numpy(), full["score"].to_numpy(), pos_label="yes")
+    assert stats.confusion.labels.tolist() == ["no", "yes"]
+    assert_same_metrics(mc.binary_from_stats(stats).metrics, expected.metrics)
+
+
+def test_partitions_merged_in_any_tree_equal_one_scan(binary_dir):
+    root, _ = binary_dir
+    parts = parts_of(root, target_rows=1500)
+    assert len(parts) > 4 and any(p.row_groups for p in parts)  # files split by row-group ranges
+    assert sum(p.n_rows for p in parts) == 6700
+    partials = [scan_partial(root, "binary", Columns(weight="weight"), parts=[p]) for p in parts]
+    whole = scan_stats(root, "binary", Columns(weight="weight"))
+    for merged in (merge_tree(partials), merge_tree(partials[::-1])):
+        stats = merged.finish()
+        assert_same_counts(stats.scores, whole.scores)
+        assert np.array_equal(stats.confusion.matrix, whole.confusion.matrix)
+
+
+def test_tree_merger_merges_left_to_right():
+    class Cat:
+        def __init__(self, s):
+            self.s = s
+
+        def merge(self, other):
+            return Cat(self.s + other.s)
+
+    merger = TreeMerger()
+    for ch in "abcdefg":
+        merger.push(Cat(ch))
+    assert merger.result().s == "abcdefg"
+    assert merge_tree([]) is None
+
+
+@pytest.mark.parametrize("bins", [10, 100, np.linspace(0, 1, 1001)])
+def test_binned_auroc_within_its_reported_bound(binary_dir, bins):
+    root, full = binary_dir
+    exact = mc.binary_from_stats(scan_stats(root, "binary", use_prediction=False)).metrics["auroc"]
+    binned = mc.binary_from_stats(scan_stats(root, "binary", bins=bins, batch_rows=800, use_prediction=False))
+    bound = binned.metrics["auroc_error_bound"]
+    assert 0 < bound < 0.5
+    assert abs(binned.metrics["auroc"] - exact) <= bound
+    # the binned confusion at the threshold is exact (0.5 is a bin edge)
+    assert binned.metrics["tp"] == mc.binary_report(full["label"].to_numpy(), full["score"].to_numpy()).metrics["tp"]
+
+
+def test_binned_multiclass_auroc_within_each_class_bound(multiclass_dir):
+    root, _ = multiclass_dir
+    exact = scan_stats(root, "multiclass")
+    binned = scan_stats(root, "multiclass", bins=40, batch_rows=700)
+    assert np.array_equal(binned.confusion.matrix, exact.confusion.matrix)
+    for e, b in zip(exact.scores, binned.scores):
+        bound = b.auroc_error_bound()
+        assert 0 < bound < 0.5
+        assert abs(auroc_from_counts(b.pos, b.neg) - auroc_from_counts(e.pos, e.neg)) <= bound
+
+
+def test_binned_bound_shrinks_with_finer_bins(binary_dir):
+    root, _ = binary_dir
+    bounds = [mc.binary_from_stats(scan_stats(root, "binary", bins=b)).metrics["auroc_error_bound"]
+              for b in (10, 100, 1000)]
+    assert bounds[0] > bounds[1] > bounds[2]
+
+
+def test_period_filter_reads_one_partition(binary_dir):
+    root, full = binary_dir
+    stats = scan_stats(root, "binary", filter=pads.field("period") == "2026-04", use_prediction=False)
+    last = full.slice(6700 - 2500)
+    expected = mc.binary_report(last["label"].to_numpy(), last["score"].to_numpy())
+    assert_same_metrics(mc.binary_from_stats(stats).metrics, expected.metrics)
+    with pytest.raises(mc.InputError, match="no rows to evaluate"):
+        scan_stats(root, "binary", filter=pads.field("period") == "2026-02")
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "feather", "csv"])
+def test_ipc_and_csv_files_stream_like_parquet(binary_dir, tmp_path, fmt):
+    _, full = binary_dir
+    # float64 scores: CSV stores decimal text, which round-trips float64 exactly (float32 would not)
+    full = full.set_column(full.schema.get_field_index("score"), "score", full["score"].cast(pa.float64()))
+    table = full.select(["label", "score"])
+    path = tmp_path / f"data.{fmt}"
+    if fmt == "csv":
+        pacsv.write_csv(table, path)
+    else:
+        feather.write_feather(table, path)
+    got = scan_stats(path, "binary", batch_rows=1000)
+    expected = mc.binary_report(full["label"].to_numpy(), full["score"].to_numpy())
+    assert_same_metrics(mc.binary_from_stats(got).metrics, expected.metrics)
+
+
+def test_progress_reports_rows_done_and_total(binary_dir):
+    root, _ = binary_dir
+    calls = []
+    scan_stats(root, "binary", batch_rows=1000, progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (6700, 6700)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_iter_batches_bounds_batch_size_and_names_files(binary_dir):
+    root, _ = binary_dir
+    seen = [(path, b.num_rows) for path, b in iter_batches(root, ["label", "score"], batch_rows=1000)]
+    assert max(n for _, n in seen) <= 1000
+    assert sum(n for _, n in seen) == 6700
+    assert {p.split("period=")[1][:7] for p, _ in seen} == {"2026-01", "2026-03", "2026-04"}  # empty file: none
+
+
+# ------------------------------------------------------------------------------------------------
+# Bad input: the error names the file, the column, the count and an example row
+# ------------------------------------------------------------------------------------------------
+
+def _bad_dir(tmp_path, rng, bad_table):
+    good = _binary_table(rng, 500)
+    pq.write_table(good, tmp_path / "a-good.parquet")
+    pq.write_table(bad_table, tmp_path / "b-bad.parquet")
+    return tmp_path
+
+
+def test_nan_score_names_file_count_and_example_row(tmp_path):
+    rng = np.random.default_rng(1)
+    bad = _binary_table(rng, 300)
+    score = bad["score"].to_numpy().copy()
+    score[[17, 140, 141]] = np.nan
+    bad = bad.set_column(bad.schema.get_field_index("score"), "score", pa.array(score))
+    root = _bad_dir(tmp_path, rng, bad)
+    with pytest.raises(mc.InputError) as err:
+        scan_stats(root, "binary", batch_rows=100, use_prediction=False)
+    msg = str(err.value)
+    assert "b-bad.parquet" in msg and "'score'" in msg and "NaN" in msg
+    assert "1 row(s) of this batch (rows 0-99 of the file)" in msg and "row 17" in msg
+    with pytest.raises(mc.InputError) as err:
+        scan_stats(root, "binary", batch_rows=1000, use_prediction=False)
+    assert "3 row(s)" in str(err.value) and "row 17" in str(err.value) and "score=nan" in str(err.value)
+
+
+@pytest.mark.parametrize("column,value,problem", [
+    ("label", None, "null label"),
+    ("weight", -1.0, "negative, NaN or infinite weight"),
+    ("score", float("inf"), "infinite score"),
+])
+def test_bad_values_name_file_column_and_row(tmp_path, column, value, problem):
+    rng = np.random.default_rng(2)
+    bad = _binary_table(rng, 200)
+    values = bad[column].to_pylist()
+    values[123] = value
+    bad = bad.set_column(bad.schema.get_field_index(column), column, pa.array(values, type=bad[column].type))
+    root = _bad_dir(tmp_path, rng, bad)
+    with pytest.raises(mc.InputError) as err:
+        scan_stats(root, "binary", Columns(weight="weight"), use_prediction=False)
+    msg = str(err.value)
+    assert "b-bad.parquet" in msg and repr(column) in msg and problem in msg and "row 123" in msg
+
+
+def test_label_outside_the_class_list(multiclass_dir):
+    root, _ = multiclass_dir
+    with pytest.raises(mc.InputError) as err:
+        scan_stats(root, "multiclass", labels=["a", "b", "c", "d"][:3] + ["e"])
+    assert "missing per-class score column" in str(err.value) and "score_e" in str(err.value)
+    batch = pa.record_batch({"label": ["a", "z", "b", "z"]})
+    with pytest.raises(mc.InputError, match=r"f\.parquet: column 'label': label not in the class list .* 2 row"):
+        check_batch(batch, "f.parquet", label="label", labels=["a", "b"])
+
+
+def test_more_than_two_classes_for_binary(tmp_path):
+    for i, labels in enumerate([[0, 1], [1, 2]]):
+        pq.write_table(pa.table({"label": labels * 10, "score": np.linspace(0, 1, 20)}), tmp_path / f"f{i}.parquet")
+    with pytest.raises(mc.InputError, match=r"f1\.parquet: column 'label': a binary evaluation needs at most two"):
+        scan_stats(tmp_path, "binary")
+
+
+def test_missing_column_lists_the_columns(binary_dir):
+    root, _ = binary_dir
+    with pytest.raises(mc.InputError) as err:
+        scan_stats(root, "binary", Columns(label="target"))
+    assert "'target'" in str(err.value) and "'label'" in str(err.value) and "'score'" in str(err.value)
+
+
+def test_missing_or_unknown_path(tmp_path):
+    with pytest.raises(mc.InputError, match="no such file or directory"):
+        open_dataset(tmp_path / "nope.parquet")
+    (tmp_path / "x.txt").write_text("hello")
+    with pytest.raises(mc.InputError, match="cannot tell the file format"):
+        open_dataset(tmp_path / "x.txt")
+    (tmp_path / "broken.parquet").write_text("not parquet")
+    with pytest.raises(mc.InputError, match="broken.parquet"):
+        scan_stats(tmp_path / "broken.parquet", "binary")
+
+
+def test_schema_change_between_periods(binary_dir, tmp_path):
+    root, full = binary_dir
+    assert schema_changes(schema_of(root), schema_of(root)) == []
+    changed = full.drop_columns(["score"]).append_column("score", full["score"].cast(pa.float64()))
+    pq.write_table(changed, tmp_path / "next.parquet")
+    changes = schema_changes(schema_of(root), schema_of(tmp_path / "next.parquet"))
+    assert "column 'score' changed type: float -> double" in changes
+    assert "column 'period' is missing (was string)" in changes
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+def test_confusion_only_equals_the_full_confusion(binary_dir, multiclass_dir, task):
+    root, _ = binary_dir if task == "binary" else multiclass_dir
+    columns = Columns(weight="weight")
+    full = scan_stats(root, task, columns, use_prediction=False, batch_rows=900)
+    fast = scan_stats(root, task, columns, use_prediction=False, batch_rows=900, confusion_only=True)
+    assert fast.scores is None
+    assert np.array_equal(fast.confusion.matrix, full.confusion.matrix)
+    assert fast.confusion.labels.tolist() == full.confusion.labels.tolist()
+
+
+def test_confusion_only_still_rejects_nan_scores(tmp_path):
+    t = pa.table({"label": np.array([0, 1, 1], np.int8), "score": np.array([0.2, np.nan, 0.9], np.float32)})
+    pq.write_table(t, tmp_path / "f.parquet")
+    with pytest.raises(mc.InputError, match=r"f\.parquet: column 'score': NaN score .* 1 row\(s\).*row 1"):
+        scan_stats(tmp_path, "binary", confusion_only=True)
+
+
+def test_directory_ignores_non_data_files(tmp_path):
+    t = pa.table({"label": np.array([0, 1, 1, 0], np.int8), "score": np.array([0.1, 0.8, 0.6, 0.3], np.float32)})
+    (tmp_path / "period=2026-05").mkdir()
+    pq.write_table(t, tmp_path / "period=2026-05" / "part.parquet")
+    (tmp_path / "README.txt").write_text("notes")
+    (tmp_path / "_SUCCESS").write_text("")
+    stats = scan_stats(tmp_path, "binary")
+    assert stats.n_rows == 4 and "period" in schema_of(tmp_path).names
+    feather.write_feather(t, tmp_path / "other.arrow")
+    with pytest.raises(mc.InputError, match="mixes file formats"):
+        open_dataset(tmp_path)

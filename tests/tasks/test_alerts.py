@@ -1,0 +1,40 @@
+"""tasks.alerts: deterministic event ids, tags, payload and markdown of a retraining alert."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import uuid
+
+from metrics_core import drift, monitoring as mon
+from tasks.alerts import EVENT, alert_tags, artifact_key, event_id, markdown, payload, resource
+
+
+def decision(alert: bool) -> mon.Alert:
+    k2 = 1500 if alert else 1010
+    return mon.decide_alert({"prevalence_pred:wine": drift.two_proportion_z(1000, 10000, k2, 10000)})
+
+
+def test_event_id_is_uuid5_of_model_and_period():
+    a = event_id("m", "2024-08")
+    assert a == event_id("m", "2024-08") and a.version == 5 and isinstance(a, uuid.UUID)
+    assert len({a, event_id("m", "2024-09"), event_id("n", "2024-08")}) == 3
+
+
+def test_tags_payload_markdown():
+    yes, no = decision(True), decision(False)
+    assert alert_tags(no) == {"classwatch.alert": "none", "classwatch.alert.reasons": "none"}
+    tags = alert_tags(yes)
+    assert tags["classwatch.alert"] == "retrain" and "prevalence of 'wine'" in tags["classwatch.alert.reasons"]
+    body = payload("m", "2024-08", yes, "run1", "sqlite:///x.db")
+    assert json.loads(json.dumps(body)) == body
+    assert body["period"] == "2024-08" and body["reasons"] == yes.reasons and body["reason"] == yes.reasons[0]
+    assert body["figures"]["prevalence_pred:wine"] == pytest.approx(0.05) and "mlflow_run_url" not in body
+    url = payload("m", "2024-08", yes, "run1", "http://127.0.0.1:5000/", "7")["mlflow_run_url"]
+    assert url == "http://127.0.0.1:5000/#/experiments/7/runs/run1"
+    text = markdown("m", "2024-08", yes, "run1", "sqlite:///x.db")
+    assert "# Retraining alert: m, 2024-08" in text and "| prevalence_pred:wine | 0.05 |" in text
+    assert resource("m") == {"prefect.resource.id": "classwatch.model.m", "prefect.resource.name": "m"}
+    assert EVENT == "classwatch.alert.retrain"
+    assert artifact_key("M_1", "2024-08") == "classwatch-alert-m-1-2024-08"

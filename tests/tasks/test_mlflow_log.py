@@ -1,0 +1,76 @@
+"""tasks.mlflow_log on a real SQLite MLflow store: batches, dedupe by run key, FAILED on failure."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from mlflow import MlflowClient
+
+from tasks.mlflow_log import RunContent, ensure_parent, log_run, log_series, safe_key
+
+
+@pytest.fixture
+def uri(tmp_path):
+    return f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
+def content(tmp_path, n_metrics=1500) -> RunContent:
+    png = tmp_path / "roc.png"
+    png.write_bytes(b"\x89PNG fake")
+    return RunContent("r", params={f"p{i}": i for i in range(150)},
+                      metrics={f"m/{i}": i / 7 for i in range(n_metrics)} | {"undefined": float("nan")},
+                      tags={f"classwatch.t{i}": "x" * 10 for i in range(120)}, files={"roc.png": png},
+                      tables={"per_class.json": pl.DataFrame({"class": ["a", "b"], "f1": [0.5, 0.7]})},
+                      texts={"iso_report.md": "# report\n"}, step=3)
+
+
+def test_everything_logged_in_batches_then_finished(uri, tmp_path):
+    run_id, created = log_run(uri, "exp", "key-1", content(tmp_path))
+    assert created
+    c = MlflowClient(uri)
+    run = c.get_run(run_id)
+    assert run.info.status == "FINISHED"
+    assert len(run.data.metrics) == 1501 and run.data.metrics["m/700"] == pytest.approx(100.0)
+    assert len(run.data.params) == 150 and run.data.tags["classwatch.run_key"] == "key-1"
+    assert c.get_metric_history(run_id, "m/1")[0].step == 3
+    assert {a.path for a in c.list_artifacts(run_id)} == {"roc.png", "per_class.json", "iso_report.md"}
+    exp = c.get_experiment(run.info.experiment_id)
+    assert exp.artifact_location.startswith((tmp_path / "mlruns").as_uri())  # beside the SQLite file
+
+
+def test_same_key_is_reused_and_force_replaces(uri, tmp_path):
+    first, _ = log_run(uri, "exp", "key-2", content(tmp_path, 5))
+    again, created = log_run(uri, "exp", "key-2", content(tmp_path, 5))
+    assert (again, created) == (first, False)
+    forced, created = log_run(uri, "exp", "key-2", content(tmp_path, 5), force=True)
+    assert created and forced != first
+    c = MlflowClient(uri)
+    active = c.search_runs([c.get_experiment_by_name("exp").experiment_id])
+    assert [r.info.run_id for r in active] == [forced]
+
+
+def test_failure_marks_failed_and_rerun_replaces_it(uri, tmp_path):
+    bad = content(tmp_path, 5)
+    bad.files = {"missing.png": tmp_path / "does-not-exist.png"}
+    with pytest.raises(FileNotFoundError):
+        log_run(uri, "exp", "key-3", bad)
+    c = MlflowClient(uri)
+    exp_id = c.get_experiment_by_name("exp").experiment_id
+    runs = c.search_runs([exp_id])
+    assert [r.info.status for r in runs] == ["FAILED"] and runs[0].data.metrics["m/1"] == pytest.approx(1 / 7)
+    run_id, created = log_run(uri, "exp", "key-3", content(tmp_path, 5))
+    runs = c.search_runs([exp_id])
+    assert created and [(r.info.run_id, r.info.status) for r in runs] == [(run_id, "FINISHED")]
+
+
+def test_parent_and_series(uri):
+    parent = ensure_parent(uri, "exp", "parent-key", "parent", {"a": 1}, {"classwatch.kind": "monitor"})
+    assert ensure_parent(uri, "exp", "parent-key", "parent", {"a": 1}, {}) == parent
+    for step, value in ((650, 0.1), (651, 0.3)):
+        log_series(uri, parent, {"psi": value}, step)
+    history = MlflowClient(uri).get_metric_history(parent, "psi")
+    assert [(h.step, h.value) for h in history] == [(650, 0.1), (651, 0.3)]
+
+
+def test_safe_key():
+    assert safe_key("prevalence_label:a&b") == "prevalence_label_a_b"
