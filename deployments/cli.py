@@ -25,7 +25,8 @@ def serve(
     ),
     timezone: str = typer.Option("UTC", help="Time zone of the cron schedule."),
     spec: Optional[Path] = typer.Option(
-        None, help="Run-spec YAML that monitor_period uses on each scheduled run (its period is filled in per run)."
+        None, help="Run-spec YAML that monitor_period uses on each scheduled run (its period is filled in per run). "
+        "Default: classwatch.yaml in this folder; without a spec only evaluate_model is served."
     ),
     evaluate_spec: Optional[Path] = typer.Option(
         None, help="Default run-spec YAML for evaluate_model (an event may name its own)."

@@ -110,3 +110,19 @@ def test_setup_twice_updates_one_automation(prefect_harness):
 
     assert CustomWebhookNotificationBlock.load("classwatch-retrain-alerts").url == "http://127.0.0.1:9000/b"
     Automation.read(id=second.automation_id).delete()
+
+
+@pytest.mark.slow
+def test_an_existing_email_block_can_be_the_target(prefect_harness):
+    from prefect.automations import Automation
+    from prefect.blocks.notifications import SendgridEmail
+
+    block_id = SendgridEmail(api_key="SG.not-a-real-key", sender_email="classwatch@example.org",
+                             to_emails=["ml-team@example.org"]).save("ops-mail", overwrite=True)
+    routing = setup_alert_routing(block="sendgrid-email/ops-mail", automation_name="classwatch test: e-mail")
+    assert routing.block == "sendgrid-email/ops-mail" and routing.block_document_id == block_id
+    auto = Automation.read(id=routing.automation_id)
+    assert auto.actions[0].block_document_id == block_id
+    auto.delete()
+    with pytest.raises(ValueError, match="must be 'block-type-slug/name'"):
+        setup_alert_routing(block="ops-mail")

@@ -63,6 +63,7 @@ def test_shifted_period_posts_once_and_not_again_when_re_run(servers, served, e2
         time.sleep(QUIET_SECONDS)
     assert len(hook.posts) == 1, hook.posts
     assert f"period {period}" in hook.posts[0]["subject"] and "cw-e2e" in hook.posts[0]["subject"]
+    print(f"the webhook received:\n{hook.posts[0]['text']}")
     client = servers.mlflow.client()
     exp = client.get_experiment_by_name(EXPERIMENT)
     runs = client.search_runs([exp.experiment_id], filter_string=f"tags.`classwatch.period` = '{period}'")

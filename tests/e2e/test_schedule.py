@@ -12,6 +12,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 def test_monitoring_deployment_is_on_the_monthly_cron(servers, served, prefect_api):
     from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (DeploymentFilter, DeploymentFilterId, FlowRunFilter,
+                                                FlowRunFilterState, FlowRunFilterStateType)
 
     with get_client(sync_client=True) as client:
         dep = client.read_deployment_by_name("monitor_period/monthly")
@@ -20,8 +22,10 @@ def test_monitoring_deployment_is_on_the_monthly_cron(servers, served, prefect_a
         assert dep.parameters["spec"].endswith("classwatch.yaml")
 
         def scheduled():  # the server's scheduler pre-creates the next runs from the cron
-            runs = client.read_flow_runs(limit=10)
-            return [r for r in runs if r.deployment_id == dep.id and r.state_type.value == "SCHEDULED"]
+            return client.read_flow_runs(
+                deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[dep.id])),
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(any_=["SCHEDULED"]))),
+                limit=10)
 
         runs = wait_for(scheduled, timeout=90, what="scheduled runs of monitor_period/monthly")
     for run in runs:
