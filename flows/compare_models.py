@@ -10,7 +10,7 @@ from flows import runtime
 from tasks import io
 from tasks.compare import compare
 from tasks.evaluate import plan_evaluation, predict, recommendation
-from tasks.mlflow_log import RunContent, client, find_run, log_run, run_summary
+from tasks.mlflow_log import RunContent, finished_run, log_run
 from tasks.monitor import IO
 from tasks.spec import RunSpec, load_spec
 
@@ -62,14 +62,10 @@ def compare_models(spec: Any = None, model_uris: list[str] | None = None, test_d
     key = f"compare|{s.name}|{runtime.fingerprint(uris, cv_scores, s.model_dump(mode='json'), io.describe_source(plan.test))}"
     uri = s.tracking_uri()
     base = {"model": s.name, "experiment": s.mlflow.experiment, "tracking_uri": uri}
-    if not force:
-        c = client(uri)
-        exp = c.get_experiment_by_name(s.mlflow.experiment)
-        done = find_run(c, exp.experiment_id, key) if exp is not None else None
-        if done is not None and done.info.status == "FINISHED":
-            summary = run_summary(uri, done.info.run_id)
-            return {**base, "run_id": done.info.run_id, "created": False, "best": summary["tags"].get(
-                "classwatch.best"), "metrics": summary["metrics"]}
+    summary = None if force else finished_run(uri, s.mlflow.experiment, key)
+    if summary is not None:
+        return {**base, "run_id": summary["run_id"], "created": False, "best": summary["tags"].get("classwatch.best"),
+                "metrics": summary["metrics"]}
     futures = {model_label(u): predict.submit(s, plan, u) for u in uris}
     preds = {name: f.result() for name, f in futures.items()}
     metric = s.headline_metric or recommendation(s, plan)["recommendation"].metric

@@ -18,7 +18,7 @@ from tasks.evaluate import (EvalPlan, build_report, champion_comparison, data_ch
                             evaluation_stats, model_description, plan_evaluation, predict, recommendation,
                             reference_drift)
 from tasks.iso_report import iso_report
-from tasks.mlflow_log import RunContent, client, find_run, log_run, run_summary
+from tasks.mlflow_log import RunContent, client, finished_run, log_run
 from tasks.monitor import IO
 from tasks.spec import RunSpec, load_spec
 
@@ -140,14 +140,10 @@ def evaluate_model(spec: Any = None, model_uri: str | None = None, model_name: s
     key = run_key(s, plan)
     uri = s.tracking_uri()
     base = {"model": s.name, "experiment": s.mlflow.experiment, "tracking_uri": uri}
-    if not force:
-        c = client(uri)
-        exp = c.get_experiment_by_name(s.mlflow.experiment)
-        done = find_run(c, exp.experiment_id, key) if exp is not None else None
-        if done is not None and done.info.status == "FINISHED":
-            summary = run_summary(uri, done.info.run_id)
-            return {**base, "run_id": done.info.run_id, "created": False, "metrics": summary["metrics"],
-                    "headline": summary["tags"].get("classwatch.headline"), "promoted": False}
+    summary = None if force else finished_run(uri, s.mlflow.experiment, key)
+    if summary is not None:
+        return {**base, "run_id": summary["run_id"], "created": False, "metrics": summary["metrics"],
+                "headline": summary["tags"].get("classwatch.headline"), "promoted": False}
     preds = predict(s, plan) if plan.model_uri else None
     report = build_report(s, evaluation_stats(s, plan, preds))
     checks = data_checks(s, plan)

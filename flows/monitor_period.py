@@ -12,8 +12,7 @@ from prefect import flow, task
 from flows import runtime
 from tasks import io
 from tasks.alerts import alert_tags, markdown, raise_alert
-from tasks.mlflow_log import RunContent, client, ensure_parent, experiment_id, find_run, log_run, log_series, \
-    run_summary
+from tasks.mlflow_log import RunContent, client, ensure_parent, experiment_id, finished_run, log_run, log_series
 from tasks.monitor import IO, Assessment, Plan, assess, plan_period, summarise, summary_markdown
 from tasks.spec import RunSpec, load_spec
 
@@ -104,14 +103,7 @@ def log_monitoring(spec: RunSpec, plan: Plan, a: Assessment, force: bool) -> dic
 
 
 def _existing(spec: RunSpec, plan: Plan) -> dict | None:
-    c = client(spec.tracking_uri())
-    exp = c.get_experiment_by_name(spec.mlflow.experiment)
-    if exp is None:
-        return None
-    run = find_run(c, exp.experiment_id, run_keys(spec, plan)[1])
-    if run is None or run.info.status != "FINISHED":
-        return None
-    return run_summary(spec.tracking_uri(), run.info.run_id)
+    return finished_run(spec.tracking_uri(), spec.mlflow.experiment, run_keys(spec, plan)[1])
 
 
 @flow(name="monitor_period")

@@ -200,6 +200,19 @@ def _row_hash(frame: pl.DataFrame, features: list[str]) -> pl.Series:
     return frame.select(cols).hash_rows(seed=42)
 
 
+def _train_test(train, test, feature_columns, label_column):
+    """The two frames and the feature list, checked the same way by every train-vs-test check."""
+    tr, te = as_frame(train, "train"), as_frame(test, "test")
+    _nonempty(tr, "train")
+    _nonempty(te, "test")
+    features = _feature_list(feature_columns)
+    require_columns(tr, "train", features)
+    require_columns(te, "test", features)
+    _same_dtypes(tr, te, features)
+    _label_not_a_feature(label_column, features)
+    return tr, te, features
+
+
 def leakage(train: Any, test: Any, *, id_column: str | None = "id", feature_columns: Sequence[str],
             label_column: str | None = "label", auroc_threshold: float = 0.99) -> CheckResult:
     """Leakage between a training set and a test/current set (ISO 4213 5.3.x, ONS Annex F).
@@ -232,14 +245,7 @@ def leakage(train: Any, test: Any, *, id_column: str | None = "id", feature_colu
     >>> r.status, r.figures["n_id_overlap"], r.figures["n_duplicate_rows"]
     ('fail', 1, 1)
     """
-    tr, te = as_frame(train, "train"), as_frame(test, "test")
-    _nonempty(tr, "train")
-    _nonempty(te, "test")
-    features = _feature_list(feature_columns)
-    require_columns(tr, "train", features)
-    require_columns(te, "test", features)
-    _same_dtypes(tr, te, features)
-    _label_not_a_feature(label_column, features)
+    tr, te, features = _train_test(train, test, feature_columns, label_column)
     if not isinstance(auroc_threshold, (int, float)) or not 0.5 < auroc_threshold <= 1:
         raise InputError(f"auroc_threshold: expected a number in (0.5, 1], got {auroc_threshold!r}.")
     rows: list[dict] = []
@@ -351,14 +357,7 @@ def representativeness(train: Any, test: Any, *, feature_columns: Sequence[str],
     >>> r.status, r.figures["n_unseen_category_rows"]
     ('warn', 10)
     """
-    tr, te = as_frame(train, "train"), as_frame(test, "test")
-    _nonempty(tr, "train")
-    _nonempty(te, "test")
-    features = _feature_list(feature_columns)
-    require_columns(tr, "train", features)
-    require_columns(te, "test", features)
-    _same_dtypes(tr, te, features)
-    _label_not_a_feature(label_column, features)
+    tr, te, features = _train_test(train, test, feature_columns, label_column)
     if not isinstance(min_support, (int, np.integer)) or min_support < 0:
         raise InputError(f"min_support: expected a non-negative integer, got {min_support!r}.")
     rows = []

@@ -203,3 +203,15 @@ def run_summary(tracking_uri: str, run_id: str) -> dict:
 def dumps(value) -> str:
     """Compact JSON for params and tags."""
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def finished_run(tracking_uri: str, experiment: str, key: str) -> dict | None:
+    """The summary (see :func:`run_summary`) of the FINISHED run tagged ``classwatch.run_key`` =
+    ``key`` in ``experiment``, or None: a flow returns it instead of computing again."""
+    c = client(tracking_uri)
+    exp = c.get_experiment_by_name(experiment)
+    done = find_run(c, exp.experiment_id, key) if exp is not None else None
+    if done is None or done.info.status != "FINISHED":
+        return None
+    return run_summary(tracking_uri, done.info.run_id)
+
