@@ -70,12 +70,21 @@ class Report:
         return report_baselines(self)
 
 
+def _distinct(y: np.ndarray) -> np.ndarray:
+    """Sorted distinct values; small non-negative integers by counting (no sort, no hash)."""
+    if y.dtype.kind in "iub" and y.size:
+        lo, hi = y.min(), y.max()
+        if lo >= 0 and hi < 1 << 16:
+            return np.flatnonzero(np.bincount(y.astype(np.intp, copy=False))).astype(y.dtype)
+    return np.unique(y)
+
+
 def _binary_target(y_true: np.ndarray, y_pred: np.ndarray | None, pos_label):
-    """Bool positive masks for y_true (and y_pred) and the label order [negative, positive]."""
-    values = np.unique(y_true) if y_true.dtype.kind not in "b" else np.unique(y_true)
-    if y_pred is not None:
-        values = np.unique(np.concatenate((values, np.unique(y_pred)))) if values.dtype == y_pred.dtype or \
-            values.dtype.kind == y_pred.dtype.kind else values
+    """The label order [negative, positive] of a binary report; errors for a third class or a
+    pos_label that is not among the labels."""
+    values = _distinct(y_true)
+    if y_pred is not None and (values.dtype == y_pred.dtype or values.dtype.kind == y_pred.dtype.kind):
+        values = np.unique(np.concatenate((values, _distinct(y_pred))))
     try:
         is_pos_value = values == pos_label
     except Exception:  # noqa: BLE001 - incomparable types
