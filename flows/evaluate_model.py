@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows import runtime
 from tasks import io
-from tasks.evaluate import (EvalPlan, build_report, champion_comparison, data_checks, environment, weighted_metrics,
+from tasks.evaluate import (EvalPlan, build_report, champion_comparison, data_checks, environment,
                             evaluation_stats, model_description, plan_evaluation, predict, recommendation,
                             reference_drift)
 from tasks.iso_report import iso_report
@@ -157,7 +157,6 @@ def evaluate_model(spec: Any = None, model_uri: str | None = None, model_name: s
     try:
         content = assemble(s, plan, report, headline, checks, rec, champion, preds.timing if preds else None, drift,
                            plot_dir)
-        content.metrics.update(weighted_metrics(s, plan, preds))
         run_id, created = log_evaluation(s, key, content, force)
     finally:
         shutil.rmtree(plot_dir, ignore_errors=True)

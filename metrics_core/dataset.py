@@ -436,6 +436,10 @@ def merge_tree(stats: Iterable):
     return merger.result()
 
 
+def _relabel(counts: ConfusionCounts | None, labels) -> ConfusionCounts | None:
+    return None if counts is None else ConfusionCounts(counts.matrix, labels)
+
+
 @dataclass(frozen=True)
 class PartialStats:
     """Statistics of some rows before the binary class names are settled: merge, then :meth:`finish`.
@@ -459,8 +463,9 @@ class PartialStats:
         if len(self.seen) > 2:
             raise InputError(f"label: a binary evaluation needs at most two classes; the data has "
                              f"{sorted(self.seen, key=str)!r}. Use --task multiclass or map the labels to two classes.")
-        return replace(self.stats, confusion=ConfusionCounts(self.stats.confusion.matrix,
-                                                             _binary_labels(self.seen, pos_label, labels)))
+        names = _binary_labels(self.seen, pos_label, labels)
+        return replace(self.stats, confusion=_relabel(self.stats.confusion, names),
+                       weighted_confusion=_relabel(self.stats.weighted_confusion, names))
 
 
 def _total_rows(ds: pads.Dataset, filter, parts) -> int | None:
@@ -480,7 +485,8 @@ def _total_rows(ds: pads.Dataset, filter, parts) -> int | None:
 def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Sequence | None = None, pos_label=1,
                threshold: float = 0.5, bins=None, batch_rows: int = 1_000_000, filter=None,
                progress: Callable[[int, int | None], None] | None = None, parts: Sequence[Part] | None = None,
-               use_prediction: bool | None = None, confusion_only: bool = False) -> BinaryStats | MulticlassStats:
+               use_prediction: bool | None = None, confusion_only: bool = False,
+               twin_weight: str | None = None) -> BinaryStats | MulticlassStats:
     """Statistics of a whole dataset, read batch by batch: the streamed twin of the in-memory update.
 
     Every batch goes through :func:`metrics_core.report.binary_stats` (``task="binary"``) or
@@ -507,6 +513,9 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
     Bad rows raise an :class:`InputError` naming the file, column, count and an example row
     (:func:`check_batch`). An empty selection (no rows) is an InputError too.
 
+    ``twin_weight`` names a column (e.g. expenditure) whose weighted confusion is counted in the
+    same pass (``weighted_confusion``), for the ``weighted/<key>`` twin of every count-based metric.
+
     ``confusion_only=True`` keeps only the confusion matrix (no score statistics, so no AUROC,
     curves or log loss): the scores only decide the predicted class (binary: ``score >=
     threshold``, multiclass: the argmax), passed to the same update step as ``y_pred``. Scores
@@ -514,7 +523,7 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
     """
     partial = scan_partial(source, task, columns, labels=labels, pos_label=pos_label, threshold=threshold,
                            bins=bins, batch_rows=batch_rows, filter=filter, progress=progress, parts=parts,
-                           use_prediction=use_prediction, confusion_only=confusion_only)
+                           use_prediction=use_prediction, confusion_only=confusion_only, twin_weight=twin_weight)
     if partial is None:
         where = source if not isinstance(source, pads.Dataset) else "dataset"
         raise InputError(f"{where}: no rows to evaluate{' under the filter ' + str(filter) if filter is not None else ''}"
@@ -525,7 +534,8 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
 def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Sequence | None = None, pos_label=1,
                  threshold: float = 0.5, bins=None, batch_rows: int = 1_000_000, filter=None,
                  progress: Callable[[int, int | None], None] | None = None, parts: Sequence[Part] | None = None,
-                 use_prediction: bool | None = None, confusion_only: bool = False) -> PartialStats | None:
+                 use_prediction: bool | None = None, confusion_only: bool = False,
+               twin_weight: str | None = None) -> PartialStats | None:
     """:func:`scan_stats` of some partitions as a mergeable :class:`PartialStats` (None when no rows).
 
     The map step of a distributed evaluation: merge the partials of all partitions, then
@@ -573,6 +583,8 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
             raise InputError(f"{where}: missing per-class score column(s) {missing!r} for classes of the class "
                              f"list; the data has columns {names!r}.")
     needed = [columns.label] + score_cols + ([pred_col] if pred_col else []) + ([weight_col] if weight_col else [])
+    if twin_weight and twin_weight not in needed:
+        needed.append(twin_weight)
     _missing_columns(ds, needed, where)
     total = _total_rows(ds, filter, parts) if progress is not None else None
     merger = TreeMerger()
@@ -581,6 +593,7 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
     for path, batch, first_row in _iter_batches(ds, needed, filter=filter, batch_rows=batch_rows, parts=parts):
         y = batch.column(columns.label)
         w = batch.column(weight_col) if weight_col else None
+        tw = batch.column(twin_weight) if twin_weight else None
         yp = batch.column(pred_col) if pred_col else None
         try:
             if task == "binary" and confusion_only and yp is None:
@@ -589,11 +602,11 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
                 # 0/1 int8 roles (numpy's unique is hash-based for int8, sort-based for bool)
                 stats = binary_stats(pc.cast(_is_positive(y, pos_label), pa.int8()),
                                      y_pred=pc.cast(pc.greater_equal(ys, threshold), pa.int8()),
-                                     pos_label=1, threshold=threshold, sample_weight=w)
+                                     pos_label=1, threshold=threshold, sample_weight=w, twin_weight=tw)
             elif task == "binary":
                 ys = batch.column(score_cols[0]) if score_cols and not confusion_only else None
                 stats = binary_stats(y, ys, yp, threshold=threshold, pos_label=pos_label, sample_weight=w,
-                                     bins=bins)
+                                     bins=bins, twin_weight=tw)
             else:
                 ys = np.column_stack([batch.column(c).to_numpy(zero_copy_only=False) for c in score_cols]) \
                     if score_cols else None
@@ -603,7 +616,8 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
                     yp, ys = class_list[np.argmax(ys, axis=1)], None
                 elif confusion_only:
                     ys = None
-                stats = multiclass_stats(y, yp, y_score=ys, labels=class_list, sample_weight=w, bins=bins)
+                stats = multiclass_stats(y, yp, y_score=ys, labels=class_list, sample_weight=w, bins=bins,
+                                         twin_weight=tw)
         except InputError as exc:
             check_batch(batch, path, label=columns.label, scores=score_cols, weight=weight_col, prediction=pred_col,
                         labels=class_list if class_list is not None else (
@@ -619,7 +633,8 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
                                  f"the data has {sorted(seen_labels, key=str)!r} (up to this file). Use "
                                  "--task multiclass or map the labels to two classes.")
             # Batches merge by role (negative, positive); PartialStats.finish names the classes.
-            stats = replace(stats, confusion=ConfusionCounts(stats.confusion.matrix, np.array([0, 1])))
+            stats = replace(stats, confusion=_relabel(stats.confusion, np.array([0, 1])),
+                            weighted_confusion=_relabel(stats.weighted_confusion, np.array([0, 1])))
         merger.push(PartialStats(stats))
         done += batch.num_rows
         if progress is not None:

@@ -102,8 +102,12 @@ def _binary_target(y_true: np.ndarray, y_pred: np.ndarray | None, pos_label):
 
 
 def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=1, sample_weight=None,
-                 bins=None) -> BinaryStats:
-    """Validate inputs and compute :class:`BinaryStats` (the 'update' step of a binary report)."""
+                 bins=None, twin_weight=None) -> BinaryStats:
+    """Validate inputs and compute :class:`BinaryStats` (the 'update' step of a binary report).
+
+    ``twin_weight`` (e.g. expenditure) adds a confusion weighted by it, in the same pass, for the
+    ``weighted/<key>`` twin of every count-based metric.
+    """
     yt = v.to_labels(y_true, "y_true")
     if y_score is None and y_pred is None:
         raise InputError("binary_report needs y_score (scores) or y_pred (predicted labels); both are None.")
@@ -136,7 +140,12 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
         conf = ConfusionCounts(m.astype(sc.pos.dtype), labels)
     else:
         conf = ConfusionCounts.from_indices(pos.astype(np.int64), (ys >= threshold).astype(np.int64), labels, w)
-    return BinaryStats(conf, sc, n, threshold)
+    twin = None
+    if twin_weight is not None:
+        tw = v.check_weights(twin_weight, n)
+        pred_pos = yp == pos_label if yp is not None else ys >= threshold
+        twin = ConfusionCounts.from_indices(pos.astype(np.int64), pred_pos.astype(np.int64), labels, tw)
+    return BinaryStats(conf, sc, n, threshold, weighted_confusion=twin)
 
 
 def binary_report(y_true, y_score=None, y_pred=None, *, threshold=0.5, beta=1.0, pos_label=1, sample_weight=None,
@@ -181,17 +190,21 @@ def binary_from_stats(stats: BinaryStats, *, beta=1.0, cost_matrix=None, level=0
         metrics["auroc_error_bound"] = sc.auroc_error_bound()
     else:
         metrics.update(score_metrics(sc))
+    if stats.weighted_confusion is not None:
+        twin = binary_confusion_metrics(stats.weighted_confusion.matrix, beta, cost)
+        metrics.update({f"weighted/{k}": val for k, val in twin.items()})
     options = {"beta": beta, "threshold": stats.threshold, "cost_matrix": cost, "level": level,
                "n_boot": n_boot, "seed": seed}
     return Report("binary", as_floats(metrics), stats, None, options)
 
 
 def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_weight=None,
-                     bins=None) -> MulticlassStats:
+                     bins=None, twin_weight=None) -> MulticlassStats:
     """Validate inputs and compute :class:`MulticlassStats` (the 'update' step).
 
     With ``bins`` (score bin edges) the one-vs-rest score statistics are
     :class:`BinnedScoreCounts` of constant size instead of exact :class:`ScoreCounts`.
+    ``twin_weight`` as in :func:`binary_stats`.
     """
     yt = v.to_labels(y_true, "y_true")
     if y_pred is None and y_score is None:
@@ -234,7 +247,9 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
         prob = bool(ys.min() >= 0 and ys.max() <= 1)
         loss = LossSums(float(row_loss @ ww), float((row_loss * row_loss) @ ww), float(ww.sum())) if prob else \
             LossSums(float("nan"), float("nan"), float(ww.sum()))
-    return MulticlassStats(conf, scores, loss, n)
+    twin = None if twin_weight is None else ConfusionCounts.from_indices(
+        ti, pi, labels_arr, v.check_weights(twin_weight, n))
+    return MulticlassStats(conf, scores, loss, n, weighted_confusion=twin)
 
 
 def multiclass_report(y_true, y_pred=None, *, y_score=None, labels=None, beta=1.0, sample_weight=None,
@@ -278,6 +293,9 @@ def multiclass_from_stats(stats: MulticlassStats, *, beta=1.0, cost_matrix=None,
             warnings.warn("Scores outside [0, 1] are not probabilities: log_loss is nan.", RuntimeWarning,
                           stacklevel=2)
         metrics["log_loss"] = stats.log_loss.mean
+    if stats.weighted_confusion is not None:
+        twin, _ = multiclass_confusion_metrics(stats.weighted_confusion.matrix, beta, cost)
+        metrics.update({f"weighted/{k}": val for k, val in twin.items()})
     per_class = pl.DataFrame({"class": labels.tolist(), **{k: np.asarray(val, float) for k, val in pc.items()},
                               "auroc": auroc})
     options = {"beta": beta, "cost_matrix": cost, "level": level, "n_boot": n_boot, "seed": seed}

@@ -28,12 +28,12 @@ class LossSums:
         return self.total / self.weight if self.weight else float("nan")
 
 
-def _merge_optional(a, b):
+def _merge_optional(a, b, merge=None):
     if a is None or b is None:
         if a is not None or b is not None:
-            raise ValueError("Cannot merge statistics with scores and statistics without scores.")
+            raise ValueError("Cannot merge statistics with and without an optional part (scores or weighted twin).")
         return None
-    return a.merge(b)
+    return merge(a, b) if merge is not None else a.merge(b)
 
 
 def _merge_binary_confusion(a: ConfusionCounts, b: ConfusionCounts) -> ConfusionCounts:
@@ -50,32 +50,40 @@ def _merge_binary_confusion(a: ConfusionCounts, b: ConfusionCounts) -> Confusion
 @dataclass(frozen=True)
 class BinaryStats:
     """2 x 2 confusion at the threshold (labels ``[negative, positive]``), the score counts
-    (exact or binned; None without scores) and the number of rows. Merge = merge of each part."""
+    (exact or binned; None without scores) and the number of rows. Merge = merge of each part.
+
+    ``weighted_confusion`` is the same confusion weighted by a second column (e.g. expenditure),
+    counted in the same pass, for the weighted twin of every count-based metric (None without).
+    """
 
     confusion: ConfusionCounts
     scores: ScoreCounts | BinnedScoreCounts | None
     n_rows: int
     threshold: float = 0.5
     prob_scores: bool = True  # False once any score fell outside [0, 1]
+    weighted_confusion: ConfusionCounts | None = None
 
     def merge(self, other: "BinaryStats") -> "BinaryStats":
         if self.threshold != other.threshold:
             raise ValueError("Cannot merge binary statistics computed at different thresholds.")
+        twin = _merge_optional(self.weighted_confusion, other.weighted_confusion, _merge_binary_confusion)
         return BinaryStats(_merge_binary_confusion(self.confusion, other.confusion),
                            _merge_optional(self.scores, other.scores),
-                           self.n_rows + other.n_rows, self.threshold, self.prob_scores and other.prob_scores)
+                           self.n_rows + other.n_rows, self.threshold, self.prob_scores and other.prob_scores, twin)
 
 
 @dataclass(frozen=True)
 class MulticlassStats:
     """K x K confusion, one-vs-rest score counts per class (None without scores), the summed
-    log loss and the number of rows. Merge = merge of each part."""
+    log loss and the number of rows. Merge = merge of each part. ``weighted_confusion`` as in
+    :class:`BinaryStats`."""
 
     confusion: ConfusionCounts
     scores: tuple | None
     log_loss: LossSums | None
     n_rows: int
     prob_scores: bool = True
+    weighted_confusion: ConfusionCounts | None = None
 
     def merge(self, other: "MulticlassStats") -> "MulticlassStats":
         if (self.scores is None) != (other.scores is None):
@@ -83,7 +91,8 @@ class MulticlassStats:
         scores = None if self.scores is None else tuple(a.merge(b) for a, b in zip(self.scores, other.scores))
         return MulticlassStats(self.confusion.merge(other.confusion), scores,
                                _merge_optional(self.log_loss, other.log_loss), self.n_rows + other.n_rows,
-                               self.prob_scores and other.prob_scores)
+                               self.prob_scores and other.prob_scores,
+                               _merge_optional(self.weighted_confusion, other.weighted_confusion))
 
 
 @dataclass(frozen=True)

@@ -171,42 +171,20 @@ def _report_options(spec: RunSpec) -> dict:
 @task(name="evaluation-statistics", **IO)
 def evaluation_stats(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = None):
     """Mergeable statistics of the test set: streamed from the file's scores/predictions, or from a
-    model's predictions in memory."""
+    model's predictions in memory; with the spec's weight column, the expenditure-weighted confusion
+    too (same pass), so the report has the ``weighted/<key>`` twin of every count-based metric."""
+    lay = plan.test_layout
     if preds is not None:
+        twin = preds.extra.get(lay.weight) if lay.weight else None
         if spec.task == "binary":
             return mc.binary_stats(preds.y_true, preds.y_score, preds.y_pred if preds.y_score is None else None,
-                                   threshold=spec.threshold, pos_label=plan.labels[1])
-        return mc.multiclass_stats(preds.y_true, preds.y_pred, y_score=preds.y_score, labels=plan.labels)
-    lay = plan.test_layout
+                                   threshold=spec.threshold, pos_label=plan.labels[1], twin_weight=twin)
+        return mc.multiclass_stats(preds.y_true, preds.y_pred, y_score=preds.y_score, labels=plan.labels,
+                                   twin_weight=twin)
     cols = replace(io.columns_of(spec), weight=None)
     return scan_stats(plan.test, spec.task, cols, labels=plan.labels if spec.task == "multiclass" else None,
                       pos_label=plan.labels[1] if spec.task == "binary" else 1, threshold=spec.threshold,
-                      use_prediction=lay.prediction is not None)
-
-
-@task(name="weighted-metrics", **IO)
-def weighted_metrics(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = None) -> dict[str, float]:
-    """The expenditure-weighted twin of every count-based metric (SPEC "Cost"; ONS future work),
-    when the test data has the spec's weight column; {} otherwise. Logged as ``weighted/<key>``."""
-    lay = plan.test_layout
-    if not lay.weight:
-        return {}
-    o = {k: v for k, v in _report_options(spec).items() if k in ("beta", "cost_matrix")}
-    if preds is not None:
-        w = preds.extra.get(lay.weight)
-        if spec.task == "binary":
-            stats = mc.binary_stats(preds.y_true, preds.y_score, preds.y_pred if preds.y_score is None else None,
-                                    threshold=spec.threshold, pos_label=plan.labels[1], sample_weight=w)
-        else:
-            stats = mc.multiclass_stats(preds.y_true, preds.y_pred, y_score=preds.y_score, labels=plan.labels,
-                                        sample_weight=w)
-    else:
-        cols = replace(io.columns_of(spec), weight=lay.weight)
-        stats = scan_stats(plan.test, spec.task, cols, labels=plan.labels if spec.task == "multiclass" else None,
-                           pos_label=plan.labels[1] if spec.task == "binary" else 1, threshold=spec.threshold,
-                           use_prediction=lay.prediction is not None)
-    r = mc.binary_from_stats(stats, **o) if spec.task == "binary" else mc.multiclass_from_stats(stats, **o)
-    return {f"weighted/{k}": v for k, v in r.metrics.items()}
+                      use_prediction=lay.prediction is not None, twin_weight=lay.weight or None)
 
 
 @task(name="build-report", cache_policy=NO_CACHE)
