@@ -11,7 +11,7 @@ import polars as pl
 
 from metrics_core import _validate as v
 from metrics_core.compute import as_floats, binary_confusion_metrics, multiclass_confusion_metrics, score_metrics
-from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
+from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts, auroc_counts
 from metrics_core.curves import auroc_from_counts, gain_curve, lift_curve, pr_curve, roc_curve
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats
@@ -199,12 +199,14 @@ def binary_from_stats(stats: BinaryStats, *, beta=1.0, cost_matrix=None, level=0
 
 
 def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_weight=None,
-                     bins=None, twin_weight=None) -> MulticlassStats:
+                     bins=None, twin_weight=None, score_counts: bool = True) -> MulticlassStats:
     """Validate inputs and compute :class:`MulticlassStats` (the 'update' step).
 
     With ``bins`` (score bin edges) the one-vs-rest score statistics are
     :class:`BinnedScoreCounts` of constant size instead of exact :class:`ScoreCounts`.
-    ``twin_weight`` as in :func:`binary_stats`.
+    ``twin_weight`` as in :func:`binary_stats`. ``score_counts=False`` leaves the one-vs-rest
+    statistics out (``scores`` None) but still uses the scores for the prediction and log loss:
+    the first pass of a class-at-a-time scan (:func:`metrics_core.dataset.scan_stats`).
     """
     yt = v.to_labels(y_true, "y_true")
     if y_pred is None and y_score is None:
@@ -236,7 +238,9 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
     conf = ConfusionCounts.from_indices(ti, pi, labels_arr, w)
     scores = loss = None
     if ys is not None:
-        if bins is None:
+        if not score_counts:
+            pass
+        elif bins is None:
             scores = tuple(ScoreCounts.from_arrays(ti == j, ys[:, j], w) for j in range(k))
         else:
             scores = tuple(BinnedScoreCounts.from_arrays(ti == j, ys[:, j], bins, w) for j in range(k))
@@ -283,12 +287,16 @@ def multiclass_from_stats(stats: MulticlassStats, *, beta=1.0, cost_matrix=None,
     metrics, pc = multiclass_confusion_metrics(stats.confusion.matrix, beta, cost)
     auroc = np.full(labels.size, np.nan)
     if stats.scores is not None:
-        auroc = np.array([auroc_from_counts(sc.pos, sc.neg) for sc in stats.scores], dtype=np.float64)
+        # From the folded counts (same AUROC, smaller): one-vs-rest statistics from a single pass
+        # and from a class-at-a-time scan (already folded) then give identical values.
+        auroc = np.array([auroc_from_counts(c.pos, c.neg) for c in map(auroc_counts, stats.scores)],
+                         dtype=np.float64)
         metrics["auroc_ovr_macro"], skipped = nanmean_count(auroc)
         metrics["auroc_ovr_weighted"], _ = nanmean_count(auroc, pc["support"])
         metrics["n_undefined_auroc"] = float(skipped)
         if isinstance(stats.scores[0], BinnedScoreCounts):
             metrics["auroc_error_bound"] = float(np.nanmax([sc.auroc_error_bound() for sc in stats.scores]))
+    if stats.log_loss is not None:
         if np.isnan(stats.log_loss.total):
             warnings.warn("Scores outside [0, 1] are not probabilities: log_loss is nan.", RuntimeWarning,
                           stacklevel=2)

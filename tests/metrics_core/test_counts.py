@@ -20,6 +20,8 @@ from sklearn import metrics as skm
 from test_common import close
 
 import metrics_core as mc
+from metrics_core.counts import fold_negative_runs
+from metrics_core.curves import ranking_areas, roc_curve
 from metrics_core.multilabel import multilabel_from_stats, multilabel_stats
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -264,3 +266,35 @@ def test_binary_partitions_missing_a_class_merge(labels):
              mc.binary_stats(y[4:], y_score=s[4:], pos_label=pos)]
     merged = mc.binary_from_stats(reduce(lambda a, b: a.merge(b), parts))
     _same_metrics(merged.metrics, mc.binary_report(y, y_score=s, pos_label=pos).metrics)
+
+
+@given(data=rows())
+@SETTINGS
+def test_folding_negative_runs_keeps_auroc_ap_and_the_roc_vertices(data):
+    """fold_negative_runs (the class-at-a-time scan's final step) against scikit-learn: AUROC and AP
+    unchanged (AUROC identical for integer counts), every vertex of the ROC curve kept, idempotent."""
+    y, s, w, _, _, kind = data
+    full = mc.ScoreCounts.from_arrays(y, s, w)
+    folded = fold_negative_runs(full)
+    assert folded.scores.size <= 2 * int((full.pos > 0).sum()) + 1
+    assert folded.n_neg == pytest.approx(full.n_neg, rel=1e-12)
+    assert folded.n_pos == pytest.approx(full.n_pos, rel=1e-12)
+    areas, folded_areas = ranking_areas(full.pos, full.neg), ranking_areas(folded.pos, folded.neg)
+    assert close(folded_areas["average_precision"], areas["average_precision"], 1e-12)
+    if kind == "none":  # integer arithmetic: the very same AUROC
+        assert folded_areas["auroc"] == areas["auroc"] or np.isnan(areas["auroc"]) and np.isnan(folded_areas["auroc"])
+    else:
+        assert close(folded_areas["auroc"], areas["auroc"], 1e-12)
+    if 0 < y.sum() < y.size:
+        assert close(folded_areas["auroc"], skm.roc_auc_score(y, s, sample_weight=w), 1e-12)
+    if kind != "float":  # corners of the full ROC curve (in exact counts), by the turn of each point
+        fps = np.concatenate(([0], np.cumsum(full.neg[::-1])))
+        tps = np.concatenate(([0], np.cumsum(full.pos[::-1])))
+        turn = (fps[1:-1] - fps[:-2]) * (tps[2:] - tps[1:-1]) - (tps[1:-1] - tps[:-2]) * (fps[2:] - fps[1:-1])
+        thresholds = np.concatenate(([np.inf], full.scores[::-1]))
+        corners = set(thresholds[1:-1][turn != 0].tolist()) | {thresholds[-1]}
+        assert corners <= set(roc_curve(folded)[2].tolist())
+    again = fold_negative_runs(folded)
+    assert all(np.array_equal(getattr(again, a), getattr(folded, a)) for a in ("scores", "pos", "neg"))
+    with pytest.raises(mc.InputError, match="can no longer be merged"):
+        folded.merge(full)

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import metrics_core as mc
+from metrics_core.counts import FoldedScoreCounts, fold_negative_runs
 from metrics_core.curves import auroc_from_counts
 from metrics_core.dataset import (
     Columns,
@@ -127,19 +128,50 @@ def test_binary_prediction_column_decides_the_confusion(binary_dir):
     assert_same_metrics(mc.binary_from_stats(stats).metrics, expected.metrics)
 
 
+@pytest.mark.parametrize("by_class", [False, True])
 @pytest.mark.parametrize("weight", [None, "weight"])
-def test_multiclass_streamed_equals_in_memory(multiclass_dir, weight):
+def test_multiclass_streamed_equals_in_memory(multiclass_dir, weight, by_class):
+    """One pass, and one pass per class (whose statistics are folded), both equal the in-memory report."""
     root, full = multiclass_dir
-    stats = scan_stats(root, "multiclass", Columns(weight=weight), batch_rows=500)
+    stats = scan_stats(root, "multiclass", Columns(weight=weight), batch_rows=500, by_class=by_class)
     ys = np.column_stack([full[f"score_{c}"].to_numpy() for c in CLASSES])
     w = None if weight is None else full[weight].to_numpy()
-    expected = mc.multiclass_report(full["label"].to_numpy(), y_score=ys, sample_weight=w)
-    got = mc.multiclass_from_stats(stats)
+    expected = mc.multiclass_report(full["label"].to_numpy(), y_score=ys, sample_weight=w, n_boot=40)
+    got = mc.multiclass_from_stats(stats, n_boot=40)
     assert stats.confusion.labels.tolist() == CLASSES
     assert_same_metrics(got.metrics, expected.metrics, float_sums=("log_loss",))
     for a, b in zip(stats.scores, expected.stats.scores):
-        assert_same_counts(a, b)
+        assert isinstance(a, FoldedScoreCounts) == by_class
+        assert_same_counts(a, fold_negative_runs(b) if by_class else b)
     assert got.per_class.equals(expected.per_class)
+    assert got.intervals["auroc_ovr_macro"] == expected.intervals["auroc_ovr_macro"]
+
+
+def test_class_at_a_time_is_the_default_for_parquet_not_csv(multiclass_dir, tmp_path):
+    """A folded statistic holds about 2 x prevalence of the distinct scores; CSV is scanned once."""
+    root, full = multiclass_dir
+    folded = scan_stats(root, "multiclass", batch_rows=500)
+    single = scan_stats(root, "multiclass", batch_rows=500, by_class=False)
+    assert all(isinstance(sc, FoldedScoreCounts) for sc in folded.scores)
+    assert sum(sc.scores.size for sc in folded.scores) < 0.6 * sum(sc.scores.size for sc in single.scores)
+    pacsv.write_csv(full, tmp_path / "all.csv")
+    csv = scan_stats(tmp_path / "all.csv", "multiclass", batch_rows=500)
+    assert not any(isinstance(sc, FoldedScoreCounts) for sc in csv.scores)
+    # (CSV holds the float32 scores as decimal text, read back as float64: equal up to that rounding)
+    got, expected = mc.multiclass_from_stats(csv).metrics, mc.multiclass_from_stats(folded).metrics
+    assert got["accuracy"] == expected["accuracy"]
+    assert got["auroc_ovr_macro"] == pytest.approx(expected["auroc_ovr_macro"], rel=1e-9)
+    with pytest.raises(mc.InputError, match="folded .* can no longer be merged"):
+        folded.merge(folded)
+
+
+def test_class_at_a_time_reports_progress_over_every_pass(multiclass_dir):
+    root, full = multiclass_dir
+    seen = []
+    scan_stats(root, "multiclass", batch_rows=1000, progress=lambda done, total: seen.append((done, total)))
+    passes = 1 + len(CLASSES)
+    assert seen[-1] == (full.num_rows * passes, full.num_rows * passes)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_multiclass_class_list_from_the_spec_fixes_the_order(multiclass_dir):
@@ -294,6 +326,20 @@ def test_nan_score_names_file_count_and_example_row(tmp_path):
     with pytest.raises(mc.InputError) as err:
         scan_stats(root, "binary", batch_rows=1000, use_prediction=False)
     assert "3 row(s)" in str(err.value) and "row 17" in str(err.value) and "score=nan" in str(err.value)
+
+
+def test_nan_in_one_class_score_column_is_caught_by_the_first_pass(tmp_path):
+    rng = np.random.default_rng(3)
+    pq.write_table(_multiclass_table(rng, 400), tmp_path / "a-good.parquet")
+    bad = _multiclass_table(rng, 300)
+    score = bad["score_c"].to_numpy().copy()
+    score[[5, 250]] = np.nan
+    bad = bad.set_column(bad.schema.get_field_index("score_c"), "score_c", pa.array(score))
+    pq.write_table(bad, tmp_path / "b-bad.parquet")
+    with pytest.raises(mc.InputError) as err:
+        scan_stats(tmp_path, "multiclass", by_class=True)
+    msg = str(err.value)
+    assert "b-bad.parquet" in msg and "'score_c'" in msg and "2 row(s)" in msg and "row 5" in msg
 
 
 @pytest.mark.parametrize("column,value,problem", [

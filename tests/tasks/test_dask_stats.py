@@ -7,6 +7,7 @@ directory; weights are dyadic so every sum is exact whatever the partitioning an
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -14,8 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import metrics_core as mc
+from metrics_core.counts import FoldedScoreCounts, fold_negative_runs
 from metrics_core.dataset import Columns, scan_stats
-from tasks.dask_stats import compute_stats, dask_address, task_runner_for
+from tasks.dask_stats import compute_stats, dask_address, local_cluster, task_runner_for
+
+SHELL_MALLOC_TRIM = os.environ.get("MALLOC_TRIM_THRESHOLD_")  # before any nanny of this run sets it
 
 CLASSES = [10, 20, 30]
 
@@ -46,11 +50,24 @@ def data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cluster():
-    """One LocalCluster of 2 worker processes for the module; flows reach it by its address."""
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address="127.0.0.1:0") as c:
+    """One LocalCluster of 2 worker processes (the one ``--runner dask`` makes) for the module; flows
+    reach it by its address."""
+    with local_cluster() as c:
         yield c
+
+
+@pytest.mark.slow
+def test_local_cluster_workers_keep_the_default_malloc_tuning(cluster):
+    """Dask's nanny would set MALLOC_TRIM_THRESHOLD_ (23% slower exact scans, see WORKER_ENV_UNSET)."""
+    from distributed import Client
+
+    with Client(cluster) as client:
+        env = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+        threads = client.run(lambda: os.environ.get("OMP_NUM_THREADS"))
+    if SHELL_MALLOC_TRIM is not None:
+        pytest.skip("MALLOC_TRIM_THRESHOLD_ is set in the environment of the test run: workers inherit it")
+    assert len(env) == 2 and set(env.values()) == {None}
+    assert set(threads.values()) == {"1"}  # the rest of Dask's worker environment is kept
 
 
 def _same(a: dict, b: dict, float_sums=()):
@@ -67,7 +84,8 @@ def test_runner_strings():
     assert dask_address("tcp://h:1") == "tcp://h:1"
     assert type(task_runner_for("local")).__name__ == "ThreadPoolTaskRunner"
     assert task_runner_for("dask://h:8786").address == "tcp://h:8786"
-    assert task_runner_for("dask").cluster_kwargs["n_workers"] == 2
+    runner = task_runner_for("dask", {"n_workers": 3})
+    assert runner.cluster_class is local_cluster and runner.cluster_kwargs == {"n_workers": 3}
     with pytest.raises(mc.InputError, match="dask://HOST:PORT"):
         dask_address("spark://x")
 
@@ -101,10 +119,14 @@ def test_multiclass_dask_equals_streamed_and_in_memory(prefect_harness, cluster,
     streamed = scan_stats(root, "multiclass", columns, batch_rows=900)
     on_dask = compute_stats(root, "multiclass", columns, runner=cluster.scheduler_address, target_rows=2000)
     assert on_dask.confusion.labels.tolist() == CLASSES  # the class list came from a partition-labels map
+    # exact multiclass maps over the classes too: one class-scores task per class, folded
+    assert all(isinstance(sc, FoldedScoreCounts) for sc in on_dask.scores)
     for stats in (streamed, on_dask):
         # the multiclass log loss is a float sum over rows (LossSums): equal up to rounding
         _same(mc.multiclass_from_stats(stats).metrics, in_memory.metrics, float_sums=("log_loss",))
         for a, b in zip(stats.scores, in_memory.stats.scores):
+            if isinstance(a, FoldedScoreCounts):  # the streamed scan goes one class at a time
+                b = fold_negative_runs(b)
             assert np.array_equal(a.scores, b.scores) and np.array_equal(a.pos, b.pos) and np.array_equal(a.neg, b.neg)
 
 
