@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
-from metrics_core.counts import ConfusionCounts
+from metrics_core.counts import ConfusionCounts, ScoreCounts, fold_negative_runs
 from metrics_core.errors import InputError
 from metrics_core.report import binary_stats, multiclass_stats
 from metrics_core.stats import BinaryStats, MulticlassStats
@@ -28,7 +28,7 @@ from metrics_core.stats import BinaryStats, MulticlassStats
 __all__ = ["Columns", "Part", "open_dataset", "schema_of", "schema_changes", "parts_of", "iter_batches",
            "check_batch", "class_labels", "score_column_classes", "scan_stats", "scan_partial", "scan_class_scores",
            "scans_by_class", "PartialStats", "merge_tree",
-           "TreeMerger"]
+           "TreeMerger", "BucketedScoreMerger"]
 
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".arrow": "ipc", ".feather": "ipc",
             ".ipc": "ipc", ".csv": "csv", ".tsv": "csv"}
@@ -429,6 +429,55 @@ class TreeMerger:
         return out
 
 
+class BucketedScoreMerger:
+    """Merge a stream of exact :class:`~metrics_core.counts.ScoreCounts` as independent merge trees
+    over score ranges ("buckets"), concatenated at the end.
+
+    Why: merging two large statistics allocates several arrays of their size. Above glibc's mmap
+    threshold (32 MB at most) every such array is a fresh mapping whose pages the kernel must
+    fault in and zero, and on this VM that kernel time was half of an exact scan's CPU. Buckets
+    keep every merge small, so memory is reused: a 50M-row weighted scan went from 12.9-16.7 s
+    (system time 5.8-8.9 s) to 8.7-9.5 s (2.0-2.4 s), and its peak RSS from 2.3 to 1.7 GiB.
+
+    The bucket edges are quantiles of the distinct scores of the first non-empty statistic
+    (``min(buckets, size // 50,000)`` buckets, so small data keeps one). Every push reaches every
+    bucket (as a slice, empty or not), so each bucket merges in the same tree order as a single
+    :class:`TreeMerger` would, and equal scores always share a bucket: the result is identical
+    to ``merge_tree`` of the same statistics.
+    """
+
+    def __init__(self, buckets: int = 64, min_bucket: int = 50_000):
+        self.buckets, self.min_bucket = buckets, min_bucket
+        self._edges: np.ndarray | None = None
+        self._mergers: list[TreeMerger] = []
+        self._pending: list = []  # empty statistics pushed before the edges are known
+
+    def push(self, sc) -> None:
+        if self._edges is None:
+            if sc.scores.size == 0:
+                self._pending.append(sc)
+                return
+            r = max(1, min(self.buckets, sc.scores.size // self.min_bucket))
+            self._edges = np.unique(sc.scores[(np.arange(1, r) * sc.scores.size) // r])
+            self._mergers = [TreeMerger() for _ in range(self._edges.size + 1)]
+            for early in self._pending:
+                self._push(early)
+        self._push(sc)
+
+    def _push(self, sc) -> None:
+        cut = np.concatenate(([0], np.searchsorted(sc.scores, self._edges), [sc.scores.size]))
+        for merger, a, z in zip(self._mergers, cut[:-1], cut[1:]):
+            merger.push(type(sc)(sc.scores[a:z], sc.pos[a:z], sc.neg[a:z]))
+
+    def result(self):
+        if self._edges is None:
+            return merge_tree(self._pending)
+        parts = [m.result() for m in self._mergers]
+        if len(parts) == 1:
+            return parts[0]
+        return type(parts[0])(*(np.concatenate([getattr(q, name) for q in parts]) for name in ("scores", "pos", "neg")))
+
+
 def merge_tree(stats: Iterable):
     """Merge statistics in a balanced tree (see :class:`TreeMerger`); None when there are none."""
     merger = TreeMerger()
@@ -604,6 +653,7 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
     _missing_columns(ds, needed, where)
     total = _total_rows(ds, filter, parts) if progress is not None else None
     merger = TreeMerger()
+    score_mergers: list[BucketedScoreMerger] | None = None  # exact score counts: bucketed (see there)
     done = 0
     seen_labels: set = set()
     for path, batch, first_row in _iter_batches(ds, needed, filter=filter, batch_rows=batch_rows, parts=parts):
@@ -651,6 +701,12 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
             # Batches merge by role (negative, positive); PartialStats.finish names the classes.
             stats = replace(stats, confusion=_relabel(stats.confusion, np.array([0, 1])),
                             weighted_confusion=_relabel(stats.weighted_confusion, np.array([0, 1])))
+        exact = _exact_score_counts(stats.scores)
+        if exact:
+            score_mergers = score_mergers or [BucketedScoreMerger() for _ in exact]
+            for m, sc in zip(score_mergers, exact):
+                m.push(sc)
+            stats = replace(stats, scores=None)
         merger.push(PartialStats(stats))
         done += batch.num_rows
         if progress is not None:
@@ -658,7 +714,38 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
     result = merger.result()
     if result is None:
         return None
-    return PartialStats(result.stats, frozenset(seen_labels))
+    stats = result.stats
+    if score_mergers:
+        merged = [m.result() for m in score_mergers]
+        stats = replace(stats, scores=merged[0] if isinstance(stats, BinaryStats) else tuple(merged))
+        del merged, score_mergers
+        release_free_memory()
+    return PartialStats(stats, frozenset(seen_labels))
+
+
+def release_free_memory() -> None:
+    """Hand the heap's free pages back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    The bucketed merges (:class:`BucketedScoreMerger`) work in arrays small enough to be reused
+    from the heap, which is what makes them fast; after the scan that heap is mostly free but
+    still resident. Without this, the curves of a 100M-row report (fresh mappings of about 2 GB)
+    came on top of it: 4.11 GiB peak RSS against 3.46 GiB before the buckets.
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def _exact_score_counts(scores) -> list:
+    """The exact ScoreCounts of a batch's statistics as a list (binary: one; multiclass: K), else []."""
+    if isinstance(scores, ScoreCounts):
+        return [scores]
+    if isinstance(scores, tuple) and scores and isinstance(scores[0], ScoreCounts):
+        return list(scores)
+    return []
 
 
 def scans_by_class(source, by_class: bool | None, labels=None) -> bool:
@@ -676,7 +763,6 @@ def _scan_by_class(source, columns: Columns, *, labels, batch_rows, filter, prog
                    twin_weight) -> MulticlassStats:
     """:func:`scan_stats` for exact multiclass, one class at a time (its ``by_class``)."""
     from metrics_core import _validate as v
-    from metrics_core.counts import ScoreCounts, fold_negative_runs
 
     ds = open_dataset(source)
     class_list = np.asarray(list(labels)) if labels is not None else class_labels(ds, columns, filter=filter)
@@ -723,7 +809,6 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
     and the Dask flow do. ``progress(rows_done, None)`` after each batch.
     """
     from metrics_core import _validate as v
-    from metrics_core.counts import ScoreCounts, fold_negative_runs
 
     ds = open_dataset(source)
     class_list = np.asarray(list(class_list))
@@ -731,7 +816,7 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
     # The dtype a single pass would see (its N x K array): identical keys, so identical sums.
     dtype = np.result_type(*[ds.schema.field(c).type.to_pandas_dtype() for c in score_cols])
     needed = [columns.label, score_cols[j]] + ([columns.weight] if columns.weight else [])
-    merger = TreeMerger()
+    merger = BucketedScoreMerger()
     done = 0
     for _path, batch, _first in _iter_batches(ds, needed, filter=filter, batch_rows=batch_rows, parts=parts):
         ti, _ = v.encode(v.to_labels(batch.column(columns.label), "y_true"), class_list, "y_true")
@@ -742,7 +827,11 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
         if progress is not None:
             progress(done, None)
     merged = merger.result()
-    return fold_negative_runs(merged if merged is not None else ScoreCounts.empty(columns.weight is not None))
+    del merger
+    folded = fold_negative_runs(merged if merged is not None else ScoreCounts.empty(columns.weight is not None))
+    del merged
+    release_free_memory()
+    return folded
 
 
 def _is_positive(y: pa.Array, pos_label) -> pa.Array:

@@ -18,7 +18,7 @@ from scipy.special import ndtri
 
 from metrics_core import formulas as f
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
-from metrics_core.counts import BinnedScoreCounts, ScoreCounts, auroc_counts
+from metrics_core.counts import BinnedScoreCounts, ScoreCounts, fold_negative_runs
 from metrics_core.curves import ranking_areas
 
 MAX_BOOT_BINS = 512
@@ -154,11 +154,11 @@ def class_auroc_replicates(class_scores, n_boot: int, rng) -> np.ndarray:
     """``(n_boot, K)`` bootstrap replicates of the one-vs-rest AUROC of each class, centred on
     the exact values (each class's coarsened score counts resampled as one group).
 
-    Exact counts are folded first (:func:`~metrics_core.counts.auroc_counts`, as for the
-    report's AUROC): a one-pass and a class-at-a-time scan then give the same interval. The
-    multinomial law of a folded cell is that of the sum of the cells it replaces.
+    Exact counts are folded first (:func:`~metrics_core.counts.fold_negative_runs`): a one-pass
+    and a class-at-a-time scan then give the same interval. The multinomial law of a folded cell
+    is that of the sum of the cells it replaces.
     """
-    class_scores = [auroc_counts(sc) for sc in class_scores]
+    class_scores = [sc if isinstance(sc, BinnedScoreCounts) else fold_negative_runs(sc) for sc in class_scores]
     coarse = [coarsen(sc.as_score_counts() if isinstance(sc, BinnedScoreCounts) else sc, losses=False)[:2]
               for sc in class_scores]
     width = max(bp.size for bp, _ in coarse)

@@ -106,6 +106,18 @@ def test_score_counts_merge_equals_one_pass(how, data):
     assert close(b["auroc"], sk_auc) and close(b["average_precision"], sk_ap)
 
 
+@given(data=rows(max_size=80), piece=st.integers(1, 5))
+@SETTINGS
+def test_merge_piece_by_piece_equals_one_piece(data, piece):
+    """Large merges go by score ranges (ScoreCounts.merge ``piece``): bit for bit the one-piece merge."""
+    y, s, w, part, _, _ = data
+    left, right = part % 2 == 0, part % 2 == 1
+    a = mc.ScoreCounts.from_arrays(y[left], s[left], None if w is None else w[left])
+    b = mc.ScoreCounts.from_arrays(y[right], s[right], None if w is None else w[right])
+    for x, z in ((a, b), (b, a)):
+        _assert_same_counts(x.merge(z, piece=piece), x._merge_runs(z), exact=True)
+
+
 @pytest.mark.parametrize("how", ["fold", "tree"])
 @given(data=rows(), k=st.integers(1, 4))
 @SETTINGS

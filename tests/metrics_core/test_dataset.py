@@ -16,11 +16,14 @@ import pyarrow.dataset as pads
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import metrics_core as mc
 from metrics_core.counts import FoldedScoreCounts, fold_negative_runs
 from metrics_core.curves import auroc_from_counts
 from metrics_core.dataset import (
+    BucketedScoreMerger,
     Columns,
     TreeMerger,
     check_batch,
@@ -226,6 +229,25 @@ def test_tree_merger_merges_left_to_right():
         merger.push(Cat(ch))
     assert merger.result().s == "abcdefg"
     assert merge_tree([]) is None
+
+
+@given(seed=st.integers(0, 2**32 - 1), n_batches=st.integers(1, 9), weighted=st.booleans(),
+       empty_first=st.integers(0, 2), min_bucket=st.sampled_from([1, 3, 50]))
+@settings(max_examples=60, deadline=None)
+def test_bucketed_score_merger_equals_one_merge_tree(seed, n_batches, weighted, empty_first, min_bucket):
+    """Bit for bit, float weights included: same tree order per bucket, equal scores in one bucket."""
+    rng = np.random.default_rng(seed)
+    batches = [mc.ScoreCounts.from_arrays(np.array([], bool), np.array([]), np.array([]) if weighted else None)
+               for _ in range(empty_first)]
+    for _ in range(n_batches):
+        n = int(rng.integers(0, 400))
+        s = np.round(rng.random(n), int(rng.integers(1, 4)))  # ties within and across batches
+        batches.append(mc.ScoreCounts.from_arrays(rng.random(n) < 0.3, s, rng.random(n) * 3 if weighted else None))
+    bucketed = BucketedScoreMerger(buckets=8, min_bucket=min_bucket)
+    for sc in batches:
+        bucketed.push(sc)
+    got, expected = bucketed.result(), merge_tree(batches)
+    assert_same_counts(got, expected)
 
 
 @pytest.mark.parametrize("bins", [10, 100, np.linspace(0, 1, 1001)])
