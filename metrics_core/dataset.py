@@ -26,7 +26,7 @@ from metrics_core.report import binary_stats, multiclass_stats
 from metrics_core.stats import BinaryStats, MulticlassStats
 
 __all__ = ["Columns", "Part", "open_dataset", "schema_of", "schema_changes", "parts_of", "iter_batches",
-           "check_batch", "class_labels", "score_column_classes", "scan_stats", "scan_partial", "scan_class_scores",
+           "check_batch", "file_error", "class_labels", "score_column_classes", "scan_stats", "scan_partial", "scan_class_scores",
            "scans_by_class", "PartialStats", "merge_tree",
            "TreeMerger", "BucketedScoreMerger"]
 
@@ -256,9 +256,11 @@ def _bad(path, column: str, problem: str, mask: np.ndarray, batch: pa.RecordBatc
          hint: str) -> InputError:
     idx = np.flatnonzero(mask)
     i = int(idx[0])
-    return InputError(f"{path}: column {column!r}: {problem} in {idx.size} row(s) of this batch (rows "
-                      f"{first_row}-{first_row + batch.num_rows - 1} of the file), e.g. row {first_row + i}: "
-                      f"{_example(batch, i)}. {hint}")
+    err = InputError(f"{path}: column {column!r}: {problem} in {idx.size} row(s) of this batch (rows "
+                     f"{first_row}-{first_row + batch.num_rows - 1} of the file), e.g. row {first_row + i}: "
+                     f"{_example(batch, i)}. {hint}")
+    err.bad_rows = (column, problem)  # what file_error counts over the whole file
+    return err
 
 
 def _mask(array) -> np.ndarray:
@@ -275,7 +277,18 @@ def check_batch(batch: pa.RecordBatch, path, *, label: str | None = None, scores
     (and predictions); labels (and predictions) outside ``labels`` when a class list is given;
     null, NaN or infinite scores; null, NaN, infinite or negative weights. ``first_row`` is the
     index in the file of the batch's first row, so the example row can be found in the file.
+    :func:`file_error` turns the error into one that counts the bad rows of the whole file.
     """
+    for column, problem, mask, hint in _batch_problems(batch, path, label=label, scores=scores, weight=weight,
+                                                       prediction=prediction, labels=labels,
+                                                       columns_needed=columns_needed):
+        raise _bad(path, column, problem, mask, batch, first_row, hint)
+
+
+def _batch_problems(batch: pa.RecordBatch, path, *, label=None, scores=(), weight=None, prediction=None, labels=None,
+                    columns_needed=()):
+    """Yield ``(column, problem, bad-row mask, hint)`` for each problem of a batch, in the order
+    :func:`check_batch` reports them; a missing column or a non-numeric score column raises."""
     names = batch.schema.names
     missing = [c for c in list(columns_needed) + [c for c in (label, weight, prediction) if c] + list(scores)
                if c not in names]
@@ -287,18 +300,18 @@ def check_batch(batch: pa.RecordBatch, path, *, label: str | None = None, scores
             continue
         arr = batch.column(col)
         if arr.null_count:
-            raise _bad(path, col, f"null {role}", np.asarray(arr.is_null()), batch, first_row,
-                       "Drop the rows without a label or fill them before evaluating.")
+            yield col, f"null {role}", np.asarray(arr.is_null()), \
+                "Drop the rows without a label or fill them before evaluating."
         if labels is not None:
             value_set = pa.array(list(labels))
             try:
                 inside = pc.is_in(arr, value_set=value_set.cast(arr.type))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 inside = pc.is_in(arr.cast(pa.string()), value_set=pa.array([str(x) for x in labels]))
-            bad = ~_mask(inside)
+            bad = ~_mask(inside) & ~np.asarray(arr.is_null())
             if bad.any():
-                raise _bad(path, col, f"{role} not in the class list {list(labels)!r}", bad, batch, first_row,
-                           "Add the class to the labels of the spec or drop these rows.")
+                yield col, f"{role} not in the class list {list(labels)!r}", bad, \
+                    "Add the class to the labels of the spec or drop these rows."
     for col in scores:
         arr = batch.column(col)
         if not pa.types.is_floating(arr.type) and not pa.types.is_integer(arr.type) and \
@@ -306,25 +319,50 @@ def check_batch(batch: pa.RecordBatch, path, *, label: str | None = None, scores
             raise InputError(f"{path}: column {col!r}: scores must be numbers, the column has type {arr.type}. "
                              "Point the score column of the column map at the model's score.")
         if arr.null_count:
-            raise _bad(path, col, "null score", np.asarray(arr.is_null()), batch, first_row,
-                       "Drop these rows or fix the scoring step.")
+            yield col, "null score", np.asarray(arr.is_null()), "Drop these rows or fix the scoring step."
         if pa.types.is_floating(arr.type):
             values = arr.to_numpy(zero_copy_only=False)
-            bad = ~np.isfinite(values)
-            if bad.any():
-                kind = "NaN score" if np.isnan(values[bad]).any() else "infinite score"
-                raise _bad(path, col, f"{kind} (scores must be finite)", bad, batch, first_row,
-                           "Drop these rows or fix the scoring step.")
+            for kind, bad in (("NaN score", np.isnan(values)), ("infinite score", np.isinf(values))):
+                if bad.any():
+                    yield col, f"{kind} (scores must be finite)", bad, "Drop these rows or fix the scoring step."
     if weight:
         arr = batch.column(weight)
         if arr.null_count:
-            raise _bad(path, weight, "null weight", np.asarray(arr.is_null()), batch, first_row,
-                       "Fill the weights (e.g. 1.0) or drop these rows.")
+            yield weight, "null weight", np.asarray(arr.is_null()), "Fill the weights (e.g. 1.0) or drop these rows."
         values = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
         bad = ~np.isfinite(values) | (values < 0)
+        if arr.null_count:
+            bad &= ~np.asarray(arr.is_null())
         if bad.any():
-            raise _bad(path, weight, "negative, NaN or infinite weight", bad, batch, first_row,
-                       "Weights must be finite and >= 0.")
+            yield weight, "negative, NaN or infinite weight", bad, "Weights must be finite and >= 0."
+
+
+def file_error(err: InputError, source, path: str, columns_needed: Sequence[str], *, filter=None,
+               batch_rows: int = 1_000_000, **checks) -> InputError:
+    """The error of :func:`check_batch` for one batch, restated for the whole file: the bad rows of
+    the same problem are counted in every batch of ``path`` (a second read of that file only), the
+    example stays the first bad row. ``checks`` are check_batch's keyword arguments. Errors that
+    are not about rows (a missing column) come back unchanged.
+    """
+    what = getattr(err, "bad_rows", None)
+    if what is None:
+        return err
+    count, example, hint = 0, None, ""
+    for _path, batch, first_row in _iter_batches(source, columns_needed, filter=filter, batch_rows=batch_rows,
+                                                 parts=[Part(str(path))]):
+        for column, problem, mask, hint_ in _batch_problems(batch, path, columns_needed=(), **checks):
+            if (column, problem) == what:
+                idx = np.flatnonzero(mask)
+                count += idx.size
+                if example is None:
+                    example = f"row {first_row + int(idx[0])}: {_example(batch, int(idx[0]))}"
+                hint = hint_
+    if example is None:  # (cannot happen: the failing batch is part of the file)
+        return err
+    column, problem = what
+    out = InputError(f"{path}: column {column!r}: {problem} in {count} row(s) of the file, e.g. {example}. {hint}")
+    out.bad_rows = what
+    return out
 
 
 def class_labels(source, columns: Columns = Columns(), *, filter=None, batch_rows: int = 4_000_000,
@@ -685,9 +723,12 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
                 stats = multiclass_stats(y, yp, y_score=ys, labels=class_list, sample_weight=w, bins=bins,
                                          twin_weight=tw, score_counts=score_counts)
         except InputError as exc:
-            check_batch(batch, path, label=columns.label, scores=score_cols, weight=weight_col, prediction=pred_col,
-                        labels=class_list if class_list is not None else (
-                            None if labels is None else list(labels)), first_row=first_row)
+            checks = dict(label=columns.label, scores=score_cols, weight=weight_col, prediction=pred_col,
+                          labels=class_list if class_list is not None else (None if labels is None else list(labels)))
+            try:
+                check_batch(batch, path, first_row=first_row, **checks)
+            except InputError as bad:
+                raise file_error(bad, ds, path, needed, filter=filter, batch_rows=batch_rows, **checks) from None
             raise InputError(f"{path} (rows {first_row}-{first_row + batch.num_rows - 1} of the file): {exc}") \
                 from None
         if task == "binary":

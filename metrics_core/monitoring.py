@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from metrics_core import drift
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
-from metrics_core.dataset import check_batch, iter_batches, open_dataset
+from metrics_core.dataset import check_batch, file_error, iter_batches, open_dataset
 from metrics_core.errors import InputError, bad_rows
 from metrics_core.significance import TestResult
 from metrics_core.stats import BinaryStats, MulticlassStats
@@ -282,8 +282,11 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     for path, batch in iter_batches(ds, needed, filter=filter, batch_rows=batch_rows):
         if path != last_path:
             last_path, first_row = path, 0
-        check_batch(batch, path, label=label, scores=scores, weight=weight, prediction=prediction,
-                    columns_needed=needed, first_row=first_row)
+        checks = dict(label=label, scores=scores, weight=weight, prediction=prediction)
+        try:
+            check_batch(batch, path, columns_needed=needed, first_row=first_row, **checks)
+        except InputError as bad:  # count the bad rows of the whole file, not of this batch
+            raise file_error(bad, ds, path, needed, filter=filter, batch_rows=batch_rows, **checks) from None
         label_idx = None if label is None else _indices(batch.column(label), labels, path, label, batch, first_row)
         s = None
         if scores:
