@@ -287,17 +287,21 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
             check_batch(batch, path, columns_needed=needed, first_row=first_row, **checks)
         except InputError as bad:  # count the bad rows of the whole file, not of this batch
             raise file_error(bad, ds, path, needed, filter=filter, batch_rows=batch_rows, **checks) from None
-        label_idx = None if label is None else _indices(batch.column(label), labels, path, label, batch, first_row)
+        try:
+            label_idx = None if label is None else _indices(batch.column(label), labels, path, label, batch,
+                                                            first_row)
+            pred_idx = None if prediction is None else _indices(batch.column(prediction), labels, path, prediction,
+                                                                batch, first_row)
+        except InputError as bad:  # a value outside the class list: count the whole file too
+            column = bad.bad_rows[0] if hasattr(bad, "bad_rows") else None
+            raise file_error(bad, ds, path, needed, filter=filter, batch_rows=batch_rows, label=column,
+                             labels=labels.tolist()) from None
         s = None
         if scores:
             s = np.column_stack([np.asarray(batch.column(c).to_numpy(zero_copy_only=False), dtype=np.float64)
                                  for c in scores])
-        if prediction is not None:
-            pred_idx = _indices(batch.column(prediction), labels, path, prediction, batch, first_row)
-        elif task == "binary":
-            pred_idx = (s[:, 0] >= threshold).astype(np.int64)
-        else:
-            pred_idx = np.argmax(s, axis=1)
+        if prediction is None:  # derived from the scores
+            pred_idx = (s[:, 0] >= threshold).astype(np.int64) if task == "binary" else np.argmax(s, axis=1)
         p = None
         if price is not None:
             arr = batch.column(price)
