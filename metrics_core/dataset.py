@@ -26,7 +26,7 @@ from metrics_core.report import binary_stats, multiclass_stats
 from metrics_core.stats import BinaryStats, MulticlassStats
 
 __all__ = ["Columns", "Part", "open_dataset", "schema_of", "schema_changes", "parts_of", "iter_batches",
-           "check_batch", "file_error", "class_labels", "score_column_classes", "scan_stats", "scan_partial", "scan_class_scores",
+           "check_batch", "file_error", "no_rows_error", "class_labels", "score_column_classes", "scan_stats", "scan_partial", "scan_class_scores",
            "scans_by_class", "PartialStats", "merge_tree",
            "TreeMerger", "BucketedScoreMerger"]
 
@@ -626,9 +626,7 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
                            bins=bins, batch_rows=batch_rows, filter=filter, progress=progress, parts=parts,
                            use_prediction=use_prediction, confusion_only=confusion_only, twin_weight=twin_weight)
     if partial is None:
-        where = source if not isinstance(source, pads.Dataset) else "dataset"
-        raise InputError(f"{where}: no rows to evaluate{' under the filter ' + str(filter) if filter is not None else ''}"
-                         ". Check the data path and the period.")
+        raise no_rows_error(source, filter)
     return partial.finish(pos_label, labels)
 
 
@@ -789,6 +787,13 @@ def _exact_score_counts(scores) -> list:
     return []
 
 
+def no_rows_error(source, filter=None) -> InputError:
+    """The error for a scan that found no rows (an empty dataset, or none under the filter)."""
+    under = f" under the filter {filter}" if filter is not None else ""
+    where = source if not isinstance(source, pads.Dataset) else "dataset"
+    return InputError(f"{where}: no rows to evaluate{under}. Check the data path and the period.")
+
+
 def scans_by_class(source, by_class: bool | None, labels=None) -> bool:
     """Whether an exact multiclass scan of ``source`` goes one class at a time (``by_class`` of
     :func:`scan_stats`; None: yes unless the data is CSV or ``labels`` has at most 2 classes)."""
@@ -823,8 +828,7 @@ def _scan_by_class(source, columns: Columns, *, labels, batch_rows, filter, prog
                            progress=step, parts=parts, use_prediction=use_prediction, twin_weight=twin_weight,
                            score_counts=False)
     if partial is None:
-        raise InputError(f"{source}: no rows to evaluate{' under the filter ' + str(filter) if filter is not None else ''}"
-                         ". Check the data path and the period.")
+        raise no_rows_error(source, filter)
     stats = partial.stats
     if not present:
         return stats

@@ -18,8 +18,8 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from metrics_core.dataset import (Columns, Part, PartialStats, class_labels, merge_tree, parts_of, scan_class_scores,
-                                  scan_partial, scans_by_class, schema_of, score_column_classes)
+from metrics_core.dataset import (Columns, Part, PartialStats, class_labels, merge_tree, no_rows_error, parts_of,
+                                  scan_class_scores, scan_partial, scans_by_class, schema_of, score_column_classes)
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, MulticlassStats
 
@@ -198,7 +198,7 @@ def compute_stats_flow(source: str, task_kind: str, columns: Columns | None = No
     else:
         files = parts_of(source, filter=filter)
         if not files:
-            raise InputError(f"{source}: no rows to evaluate{' under the filter ' + str(filter) if filter is not None else ''}.")
+            raise no_rows_error(source, filter)
         known = [p.n_rows for p in files if p.n_rows is not None]
         if target_rows is None:
             target_rows = max(1, -(-sum(known) // (tasks_per_worker * _parallel_slots()))) if known else 1
@@ -229,7 +229,7 @@ def compute_stats_flow(source: str, task_kind: str, columns: Columns | None = No
                 progress(done, total)
         partial = merge_tree(p for p in (f.result() for f in last) if p is not None)
     if partial is None:
-        raise InputError(f"{source}: no rows to evaluate{' under the filter ' + str(filter) if filter is not None else ''}.")
+        raise no_rows_error(source, filter)
     stats = partial.finish(pos_label, labels)
     if class_passes and stats.log_loss is not None:  # (log loss None: no score columns)
         class_list = stats.confusion.labels.tolist()
