@@ -184,7 +184,8 @@ def job_dask(data: Path, args) -> dict:
     from distributed import Client, get_task_stream
 
     from metrics_core.dataset import Columns
-    from tasks.dask_stats import api_for_workers, compute_stats, local_cluster
+    from flows.compute_stats import compute_stats
+    from flows.runners import api_for, local_cluster
 
     def worker_peak():
         import resource as r
@@ -198,7 +199,7 @@ def job_dask(data: Path, args) -> dict:
         return u.ru_utime + u.ru_stime
 
     t0 = time.perf_counter()
-    with local_cluster() as cluster, Client(cluster) as client, api_for_workers():
+    with local_cluster() as cluster, Client(cluster) as client, api_for("dask"):
         t_cluster = time.perf_counter() - t0
         address = cluster.scheduler_address
         # warm-up on one small partition (worker imports of prefect/metrics_core), timed apart

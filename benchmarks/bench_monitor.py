@@ -50,7 +50,7 @@ def write_period(path: Path, n: int, seed: int, period: str, shift: float = 0.0)
 def main(rows: int, reference_rows: int) -> None:
     from flows.monitor_period import log_monitoring, monitor_period
     from tasks.monitor import assess, plan_period, summarise
-    from tasks.spec import load_spec
+    from tasks.config.spec import load_spec
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-monitor-"))
     t = time.perf_counter()
@@ -64,7 +64,7 @@ def main(rows: int, reference_rows: int) -> None:
                       "mlflow": {"experiment": "bench", "tracking_uri": f"sqlite:///{tmp / 'mlflow.db'}"},
                       "n_boot": 500})
     # warm the imports and the MLflow store once (not part of any figure)
-    from tasks.mlflow_log import client, experiment_id
+    from tasks.store.mlflow import client, experiment_id
 
     experiment_id(client(spec.tracking_uri()), "bench")
 

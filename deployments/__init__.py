@@ -1,1 +1,1 @@
-"""deployments."""
+"""Deployments: prefect.yaml, serve (schedules, event triggers), events, automations, local servers."""

@@ -141,7 +141,7 @@ def serve_deployments(
     from prefect import serve
     from prefect.settings import PREFECT_API_URL
 
-    from tasks.mlflow_log import default_tracking_uri
+    from tasks.config.spec import default_tracking_uri
 
     api_url = PREFECT_API_URL.value()
     if not api_url:

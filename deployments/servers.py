@@ -234,7 +234,7 @@ def run_local_servers(
         echo(f"Server logs           {logs}")
         if serve:
             env = {**os.environ, "PREFECT_API_URL": api, "MLFLOW_TRACKING_URI": mlflow_srv.url}
-            cmd = [sys.executable, "-c", "from flows.cli import app; app()", "serve"]
+            cmd = [sys.executable, "-c", "from classwatch.cli import app; app()", "serve"]
             started.insert(0, _start("classwatch serve", cmd, env, logs / "serve.log", api, ""))
             echo(f"Serving deployments   classwatch serve (log {logs / 'serve.log'})")
         echo("\nIn another terminal, point classwatch at these servers:")

@@ -6,13 +6,12 @@ from typing import Any
 
 from prefect import flow, task
 
-from flows import runtime
-from tasks import io
+from tasks.config import sources
 from tasks.compare import compare
 from tasks.evaluate import plan_evaluation, predict, recommendation
-from tasks.mlflow_log import RunContent, finished_run, log_run
+from tasks.store.mlflow import RunContent, finished_run, log_run
 from tasks.monitor import IO
-from tasks.spec import RunSpec, load_spec
+from tasks.config.spec import RunSpec, fingerprint, load_spec
 
 
 def model_label(uri: str) -> str:
@@ -59,7 +58,7 @@ def compare_models(spec: Any = None, model_uris: list[str] | None = None, test_d
         raise ValueError(f"model_uris: compare_models needs at least two MLflow model URIs, got {uris!r}.")
     s = load_spec(spec, data={"test": test_data}, model_uri=uris[0] if uris else None)
     plan = plan_evaluation(s)
-    key = f"compare|{s.name}|{runtime.fingerprint(uris, cv_scores, s.model_dump(mode='json'), io.describe_source(plan.test))}"
+    key = f"compare|{s.name}|{fingerprint(uris, cv_scores, s.model_dump(mode='json'), sources.describe_source(plan.test))}"
     uri = s.tracking_uri()
     base = {"model": s.name, "experiment": s.mlflow.experiment, "tracking_uri": uri}
     summary = None if force else finished_run(uri, s.mlflow.experiment, key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -12,22 +13,21 @@ import polars as pl
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows import runtime
-from tasks import io
+from tasks.config import sources
 from tasks.evaluate import (EvalPlan, build_report, champion_comparison, data_checks, environment,
                             evaluation_stats, model_description, plan_evaluation, predict, recommendation,
                             reference_drift)
-from tasks.iso_report import iso_report
-from tasks.mlflow_log import RunContent, client, finished_run, log_run
+from tasks.render.iso_report import iso_report
+from tasks.store.mlflow import RunContent, client, finished_run, log_run
 from tasks.monitor import IO
-from tasks.spec import RunSpec, load_spec
+from tasks.config.spec import RunSpec, fingerprint, load_spec
 
 FALLBACK_HEADLINE = "balanced_accuracy"
 MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")
 
 
 def run_key(spec: RunSpec, plan: EvalPlan) -> str:
-    return f"evaluate|{spec.name}|{runtime.fingerprint(spec.model_dump(mode='json'), io.describe_source(plan.test))}"
+    return f"evaluate|{spec.name}|{fingerprint(spec.model_dump(mode='json'), sources.describe_source(plan.test))}"
 
 
 def _finite(a) -> list:
@@ -60,7 +60,7 @@ def curve_tables(report) -> dict[str, pl.DataFrame]:
 def assemble(spec: RunSpec, plan: EvalPlan, report, headline: str, checks: dict, rec: dict, champion: dict | None,
              timing: dict | None, drift: pl.DataFrame | None, plot_dir: str) -> RunContent:
     """Everything the evaluation run will hold: metrics, intervals, baselines, plots, tables, ISO report."""
-    from tasks.plots import plot_report
+    from tasks.render.plots import plot_report
 
     metrics = dict(report.metrics)
     for k, (lo, hi) in report.intervals.items():
@@ -96,7 +96,7 @@ def assemble(spec: RunSpec, plan: EvalPlan, report, headline: str, checks: dict,
     model = model_description(plan.model_uri, spec.tracking_uri())
     rec_d = rec["recommendation"].as_dict()
     params = {**spec.flat_params(), "test_source": plan.test, "reference_source": plan.reference or "none",
-              "labels": runtime.json.dumps(plan.labels, default=str), "headline_metric": headline,
+              "labels": json.dumps(plan.labels, default=str), "headline_metric": headline,
               **{f"ons.{k}": v for k, v in rec_d.items() if k in ("metric", "space", "column", "averaging", "beta")}}
     text = iso_report(spec=spec, plan=plan, report=report, headline=headline, checks=checks, recommendation=rec,
                       champion=champion, timing=timing, environment=environment(), model=model,

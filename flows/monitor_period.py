@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -9,19 +10,18 @@ from typing import Any
 
 from prefect import flow, task
 
-from flows import runtime
-from tasks import io
+from tasks.config import sources
 from tasks.alerts import alert_tags, markdown, raise_alert
-from tasks.mlflow_log import RunContent, client, ensure_parent, experiment_id, finished_run, log_run, log_series
+from tasks.store.mlflow import RunContent, client, ensure_parent, experiment_id, finished_run, log_run, log_series
 from tasks.monitor import IO, Assessment, Plan, assess, plan_period, summarise, summary_markdown
-from tasks.spec import RunSpec, load_spec
+from tasks.config.spec import RunSpec, fingerprint, load_spec
 
 PLOT_METRICS = ("max_abs_prevalence_change_pred", "max_score_wasserstein", "max_abs_price_shift")
 
 
 def run_keys(spec: RunSpec, plan: Plan) -> tuple[str, str]:
     """(parent key, child key): model and reference window, then the period."""
-    ref = runtime.fingerprint(io.describe_source(plan.reference), plan.labels, spec.task, spec.monitor.model_dump())
+    ref = fingerprint(sources.describe_source(plan.reference), plan.labels, spec.task, spec.monitor.model_dump())
     parent = f"monitor|{spec.name}|{ref}"
     return parent, f"{parent}|{plan.period}"
 
@@ -34,7 +34,7 @@ def resolve_period(period: str, now: datetime | None = None) -> str:
     '2025-12'
     """
     if period not in ("", "previous"):
-        return io.check_period(period)
+        return sources.check_period(period)
     if now is None:
         from prefect.runtime import flow_run
 
@@ -51,7 +51,7 @@ def _parent_plot(uri: str, parent_id: str, headline: str) -> None:
     """Redraw the parent's time-series PNG from its metric history (alerts marked)."""
     import polars as pl
 
-    from tasks.plots import plot_time_series
+    from tasks.render.plots import plot_time_series
 
     c = client(uri)
     keys = [k for k in (*PLOT_METRICS, headline) if c.get_metric_history(parent_id, k)]
@@ -79,7 +79,7 @@ def log_monitoring(spec: RunSpec, plan: Plan, a: Assessment, force: bool) -> dic
     parent_id = ensure_parent(uri, spec.mlflow.experiment, parent_key, f"{spec.name} monitoring",
                               {**spec.flat_params(), "reference_source": plan.reference},
                               {**tags, "classwatch.reference": plan.reference})
-    step = io.period_index(plan.period)
+    step = sources.period_index(plan.period)
     ts = int(datetime.strptime(plan.period + "-01", "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
     texts = {"monitoring_summary.md": summary_markdown(spec, plan, a)}
     if a.decision.alert:
@@ -87,7 +87,7 @@ def log_monitoring(spec: RunSpec, plan: Plan, a: Assessment, force: bool) -> dic
     content = RunContent(
         f"{spec.name} {plan.period}",
         params={"period": plan.period, "current_source": plan.current, "reference_source": plan.reference,
-                "labels": runtime.json.dumps(plan.labels, default=str), "headline_metric": a.headline_metric,
+                "labels": json.dumps(plan.labels, default=str), "headline_metric": a.headline_metric,
                 "spec_fingerprint": spec.fingerprint()},
         metrics=a.metrics, tags={**tags, "classwatch.period": plan.period, **alert_tags(a.decision)},
         tables=a.tables, texts=texts, step=step, timestamp_ms=ts)

@@ -64,7 +64,7 @@ class Columns:
 class Part:
     """One partition of a dataset: a file (fragment) and optionally some of its Parquet row groups.
 
-    The unit of work of a Dask/Prefect map (``tasks.dask_stats``); ``n_rows`` is from the file
+    The unit of work of a Dask/Prefect map (``tasks.stats``); ``n_rows`` is from the file
     metadata (None when unknown, e.g. CSV).
     """
 

@@ -32,7 +32,7 @@ from metrics_core.stats import BinaryStats, MulticlassStats
 __all__ = ["DEFAULTS", "Bins", "PeriodStats", "Alert", "update", "scan_period", "compare", "decide_alert",
            "headline_check", "KINDS", "price_impact_binned"]
 
-#: Default alert policy (tasks.spec.AlertPolicy documents the reasoning behind each number).
+#: Default alert policy (tasks.config.spec.AlertPolicy documents the reasoning behind each number).
 DEFAULTS: dict[str, Any] = {"alpha": 0.05, "correction": "bh", "prevalence_change": 0.02, "psi": 0.1,
                             "score_shift": 0.02, "price_change": 0.10, "metric_drop": 0.05, "level": 0.95}
 
@@ -516,7 +516,7 @@ def decide_alert(tests: Mapping[str, TestResult], policy: Any = None, headline: 
     ``|effect| >= threshold``, the threshold chosen by the test's kind (:data:`KINDS`: absolute
     prevalence change, PSI of the class mix, Wasserstein shift of scores, relative median price
     change). The performance bound alerts when ``headline["fails"]`` (see :func:`headline_check`).
-    ``policy`` is any object or mapping with those fields (tasks.spec.AlertPolicy); missing ones
+    ``policy`` is any object or mapping with those fields (tasks.config.spec.AlertPolicy); missing ones
     take :data:`DEFAULTS`.
 
     >>> t = {"prevalence_pred:a": drift.two_proportion_z(1000, 10000, 1500, 10000)}

@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 import metrics_core as mc
 from metrics_core import significance as sig
-from tasks.spec import RunSpec
+from tasks.config.spec import RunSpec
 
 FOLDS = 5
 

@@ -18,9 +18,9 @@ from metrics_core import checks, monitoring as mon, ons, stability
 from metrics_core.dataset import scan_stats
 from metrics_core.errors import InputError
 from metrics_core.significance import mcnemar, paired_bootstrap
-from tasks import io
+from tasks.config import sources
 from tasks.monitor import IO, bins_of
-from tasks.spec import RunSpec
+from tasks.config.spec import RunSpec
 
 LATENCY_ROWS = 100
 FREE_TEXT_DISTINCT = 1000
@@ -33,42 +33,42 @@ class EvalPlan:
     test: str
     reference: str | None
     labels: list
-    test_layout: io.Layout
-    ref_layout: io.Layout | None
+    test_layout: sources.Layout
+    ref_layout: sources.Layout | None
     model_uri: str | None
 
 
 @task(name="plan-evaluation", **IO)
 def plan_evaluation(spec: RunSpec) -> EvalPlan:
     """Resolve the test (and reference) sources and map their columns; nothing is read but metadata."""
-    test, _ = io.source_for(spec, "test")
+    test, _ = sources.source_for(spec, "test")
     reference = spec.data.reference
-    labels = io.class_list(spec, test)
+    labels = sources.class_list(spec, test)
     if spec.model_uri:
         classes = model_classes(spec.model_uri, spec.tracking_uri())
         if classes and spec.labels is None and spec.task == "multiclass":
             labels = sorted(set(labels) | set(classes), key=lambda v: (str(type(v)), v))
-        test_layout = io.Layout(spec.task, labels, spec.columns.label, None, [], *_optional(spec, test))
+        test_layout = sources.Layout(spec.task, labels, spec.columns.label, None, [], *_optional(spec, test))
         _require(test, [spec.columns.label, *spec.columns.features])
         if not spec.columns.features:
             raise InputError("columns.features: scoring the test set with a model needs its input columns; set "
                              "`columns: {features: [title, ...]}` in the spec.")
     else:
-        test_layout = io.layout(spec, test, labels, require_labels=True)
+        test_layout = sources.layout(spec, test, labels, require_labels=True)
     ref_layout = None
     if reference:
-        ref_layout = io.layout(spec, reference, labels, require_labels=False)
+        ref_layout = sources.layout(spec, reference, labels, require_labels=False)
     return EvalPlan(test, reference, labels, test_layout, ref_layout, spec.model_uri)
 
 
 def _optional(spec: RunSpec, source: str) -> tuple:
-    names = io.open_dataset(source).schema.names
+    names = sources.open_dataset(source).schema.names
     pick = [c if c and c in names else None for c in (spec.columns.price, spec.columns.weight)]
     return (*pick, list(spec.columns.features), spec.columns.id if spec.columns.id in names else None)
 
 
 def _require(source: str, columns: list[str]) -> None:
-    names = io.open_dataset(source).schema.names
+    names = sources.open_dataset(source).schema.names
     missing = [c for c in columns if c not in names]
     if missing:
         raise InputError(f"{source}: missing column(s) {missing!r}; the data has columns {names[:20]!r}. Rename the "
@@ -140,7 +140,7 @@ def predict(spec: RunSpec, plan: EvalPlan, model_uri: str | None = None) -> Pred
     classes = (model.metadata.metadata or {}).get("classes")
     lay = plan.test_layout
     cols = [spec.columns.label, *spec.columns.features, *[c for c in (lay.price, lay.weight, lay.id) if c]]
-    frame = io.read_columns(plan.test, list(dict.fromkeys(cols)))
+    frame = sources.read_columns(plan.test, list(dict.fromkeys(cols)))
     y = frame[spec.columns.label].to_numpy()
     inputs = frame.select(spec.columns.features).to_pandas()
     start = time.perf_counter()
@@ -181,7 +181,7 @@ def evaluation_stats(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = 
                                    threshold=spec.threshold, pos_label=plan.labels[1], twin_weight=twin)
         return mc.multiclass_stats(preds.y_true, preds.y_pred, y_score=preds.y_score, labels=plan.labels,
                                    twin_weight=twin)
-    cols = replace(io.columns_of(spec), weight=None)
+    cols = replace(sources.columns_of(spec), weight=None)
     return scan_stats(plan.test, spec.task, cols, labels=plan.labels if spec.task == "multiclass" else None,
                       pos_label=plan.labels[1] if spec.task == "binary" else 1, threshold=spec.threshold,
                       use_prediction=lay.prediction is not None, twin_weight=lay.weight or None)
@@ -197,8 +197,8 @@ def build_report(spec: RunSpec, stats):
 
 
 def _frame(source: str, columns: list[str]) -> pl.DataFrame:
-    names = io.open_dataset(source).schema.names
-    return io.read_columns(source, [c for c in dict.fromkeys(columns) if c in names])
+    names = sources.open_dataset(source).schema.names
+    return sources.read_columns(source, [c for c in dict.fromkeys(columns) if c in names])
 
 
 @task(name="data-checks", **IO)
@@ -248,7 +248,7 @@ def reference_drift(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = N
                          label_idx=label_idx if (label_idx >= 0).all() else None, scores=scores,
                          price=price if ref.price_counts is not None else None, threshold=spec.threshold)
         if ref.score_counts is not None and cur.score_counts is None:
-            ref = _scan(spec, plan.reference, io.Layout(**{**plan.ref_layout.as_dict(), "scores": []}), bins)
+            ref = _scan(spec, plan.reference, sources.Layout(**{**plan.ref_layout.as_dict(), "scores": []}), bins)
     return mon.decide_alert(mon.compare(ref, cur), spec.alerts).table
 
 
@@ -264,7 +264,7 @@ def champion_comparison(spec: RunSpec, plan: EvalPlan, preds: Predictions, headl
     of ``spec.name`` (ISO clause 7). None when there is no champion or it is the evaluated model."""
     from mlflow.exceptions import MlflowException
 
-    from tasks.mlflow_log import client
+    from tasks.store.mlflow import client
 
     try:
         version = client(spec.tracking_uri()).get_model_version_by_alias(spec.name, "champion")
@@ -294,7 +294,7 @@ def recommendation(spec: RunSpec, plan: EvalPlan) -> dict:
     periods; with fewer than two periods stability cannot be measured and is treated as unstable."""
     c = spec.columns
     source = plan.reference or plan.test
-    names = io.open_dataset(source).schema.names
+    names = sources.open_dataset(source).schema.names
     history = None
     if c.period in names and c.label in names:
         history = _frame(source, [c.period, c.label, *([c.prediction] if c.prediction in names else []),
@@ -344,7 +344,7 @@ def model_description(model_uri: str | None, tracking_uri: str) -> dict:
     info = mlflow.models.get_model_info(model_uri)
     out = {"model_uri": model_uri, "flavors": ", ".join(sorted(info.flavors)), "run_id": info.run_id or ""}
     if info.run_id:
-        from tasks.mlflow_log import client
+        from tasks.store.mlflow import client
 
         try:
             out["params"] = dict(client(tracking_uri).get_run(info.run_id).data.params)

@@ -11,9 +11,9 @@ from prefect.cache_policies import NO_CACHE
 
 import metrics_core as mc
 from metrics_core import monitoring as mon
-from tasks import io
-from tasks.mlflow_log import safe_key
-from tasks.spec import RunSpec
+from tasks.config import sources
+from tasks.store.mlflow import safe_key
+from tasks.config.spec import RunSpec
 
 DEFAULT_HEADLINE = "balanced_accuracy"
 
@@ -47,25 +47,25 @@ class Plan:
     current: str
     current_filter: object
     labels: list
-    ref_layout: io.Layout
-    cur_layout: io.Layout
+    ref_layout: sources.Layout
+    cur_layout: sources.Layout
 
 
 @task(name="plan-period", **IO)
 def plan_period(spec: RunSpec, period: str) -> Plan:
     """Resolve the sources of ``period`` and check both schemas against the spec (metadata only)."""
-    io.check_period(period)
-    reference, _ = io.source_for(spec, "reference")
-    current, cur_filter = io.source_for(spec, "current", period)
-    labels = io.class_list(spec, reference)
-    ref_layout = io.layout(spec, reference, labels, require_labels=False)
-    cur_layout = io.layout(spec, current, labels, require_labels=False)
-    io.check_same_schema(reference, current, ref_layout, cur_layout)
+    sources.check_period(period)
+    reference, _ = sources.source_for(spec, "reference")
+    current, cur_filter = sources.source_for(spec, "current", period)
+    labels = sources.class_list(spec, reference)
+    ref_layout = sources.layout(spec, reference, labels, require_labels=False)
+    cur_layout = sources.layout(spec, current, labels, require_labels=False)
+    sources.check_same_schema(reference, current, ref_layout, cur_layout)
     return Plan(spec.name, period, reference, current, cur_filter, labels, ref_layout, cur_layout)
 
 
 @task(name="summarise", **IO)
-def summarise(spec: RunSpec, source: str, layout: io.Layout, row_filter=None) -> mon.PeriodStats:
+def summarise(spec: RunSpec, source: str, layout: sources.Layout, row_filter=None) -> mon.PeriodStats:
     """One pass over ``source``: the mergeable monitoring statistics (metrics_core.monitoring)."""
     return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), label=layout.label,
                            prediction=layout.prediction, scores=layout.scores, price=layout.price,

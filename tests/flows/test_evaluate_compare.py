@@ -10,8 +10,8 @@ from mlflow import MlflowClient
 from statsmodels.stats.multitest import multipletests
 
 from flows.compare_models import compare_models
-from flows.demo import MODEL_NAME, _scored, train_and_register
-from flows.demo_quotes import class_list, history
+from classwatch.demo.run import MODEL_NAME, _scored, train_and_register
+from classwatch.demo.quotes import class_list, history
 from flows.evaluate_model import evaluate_model
 
 pytestmark = [pytest.mark.usefixtures("prefect_harness"), pytest.mark.slow]

@@ -12,7 +12,7 @@ from flow_data import PERIODS, SHIFTED, alert_events, mlflow_runs, scored_rows
 from mlflow import MlflowClient
 
 from flows.monitor_period import monitor_period
-from tasks import io
+from tasks.config import sources
 from tasks.alerts import artifact_key, event_id
 
 pytestmark = [pytest.mark.usefixtures("prefect_harness"), pytest.mark.slow]
@@ -49,7 +49,7 @@ def test_stable_periods_pass_and_the_shift_alerts_once(monitoring_spec, store):
     assert "alert.md" not in {a.path for a in client.list_artifacts(children[PERIODS[0]].info.run_id)}
     # the parent holds the time series, one point per period at step = months since 1970-01
     history = client.get_metric_history(parent_id, "max_abs_prevalence_change_pred")
-    assert sorted(h.step for h in history) == [io.period_index(p) for p in [*PERIODS, SHIFTED]]
+    assert sorted(h.step for h in history) == [sources.period_index(p) for p in [*PERIODS, SHIFTED]]
     assert "monitoring_over_time.png" in {a.path for a in client.list_artifacts(parent_id)}
 
     events = alert_events("test-model")
@@ -154,7 +154,7 @@ def test_unlabelled_period_and_previous(monitoring_spec, store, tmp_path):
 
 
 def test_binary_task(tmp_path, store):
-    from flows.demo_data import make_binary_demo
+    from classwatch.demo.data import make_binary_demo
 
     make_binary_demo(30_000, seed=3).write_parquet(tmp_path / "ref.parquet")
     make_binary_demo(20_000, seed=4).with_columns(period=pl.lit("2024-05")).write_parquet(tmp_path / "stable.parquet")

@@ -1,4 +1,4 @@
-"""tasks.spec: the run spec loads from YAML and dicts, and a wrong spec names the field."""
+"""tasks.config.spec: the run spec loads from YAML and dicts, and a wrong spec names the field."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from metrics_core import monitoring
-from tasks.spec import AlertPolicy, RunSpec, SpecError, example_yaml, load_spec
+from tasks.config.spec import AlertPolicy, RunSpec, SpecError, example_yaml, load_spec
 
 
 def test_example_yaml_loads_and_resolves_paths_against_the_file(tmp_path):

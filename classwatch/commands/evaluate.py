@@ -173,7 +173,7 @@ def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float 
 
     ``stream=True`` (what the command does; issue 7) reads the data batch by batch into mergeable
     statistics (:func:`metrics_core.dataset.scan_stats`, or the Prefect flow of
-    :mod:`tasks.dask_stats` on a Dask cluster when ``runner`` is ``dask`` / ``dask://HOST:PORT``),
+    :mod:`flows.compute_stats` on a Dask cluster when ``runner`` is ``dask`` / ``dask://HOST:PORT``),
     so memory is bounded whatever the row count and the report is identical to the in-memory one
     (``stream=False``); ``bins`` gives constant-memory binned score statistics (binary),
     ``progress(rows_done, rows_total)`` follows the reading.
@@ -222,7 +222,7 @@ def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float 
         if runner == "local":
             stats = scan_stats(path, task.value, cols, **options)
         else:
-            from tasks.dask_stats import compute_stats
+            from flows.compute_stats import compute_stats
 
             stats = compute_stats(path, task.value, cols, runner=runner, **options)
         to_report = mc.binary_from_stats if task is Task.binary else mc.multiclass_from_stats
@@ -363,7 +363,7 @@ def evaluate(
     if report.per_class is not None:
         console.print(per_class_table(report))
     if plots:
-        from tasks.plots import plot_report
+        from tasks.render.plots import plot_report
 
         target = out_dir or path.parent  # never inside a dataset directory: readers would trip on PNGs
         with console.status("Drawing plots..."):

@@ -7,8 +7,8 @@ import pytest
 from flow_data import PERIODS, SHIFTED, mlflow_runs, scored_rows
 from typer.testing import CliRunner
 
-from flows.cli import app
-from tasks.spec import load_spec
+from classwatch.cli import app
+from tasks.config.spec import load_spec
 
 runner = CliRunner(env={"COLUMNS": "200"})
 

@@ -1,27 +1,25 @@
-"""Dataset statistics through Prefect, on one process or a Dask cluster: map = statistics per partition, reduce = merge.
+"""Flow compute_stats: dataset statistics on one process or a Dask cluster (map = statistics per partition, reduce = merge).
 
-The row work is :func:`metrics_core.dataset.scan_partial` (the same update step as an in-memory
-report); partitions are Parquet files or row-group ranges of them (:func:`metrics_core.dataset.parts_of`).
 Workers read their partitions themselves and return only statistics, which are merged on the
-workers in a tree; the client receives the single merged statistic.
+workers in a tree; the client receives the last few statistics and merges them.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any, Callable
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 from prefect.futures import as_completed
-from prefect.task_runners import ThreadPoolTaskRunner
 
-from metrics_core.dataset import (Columns, Part, PartialStats, class_labels, merge_tree, no_rows_error, parts_of,
-                                  scan_class_scores, scan_partial, scans_by_class, schema_of, score_column_classes)
+from flows.runners import api_for, task_runner
+from metrics_core.dataset import (Columns, Part, merge_tree, no_rows_error, parts_of, scans_by_class, schema_of,
+                                  score_column_classes)
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, MulticlassStats
+from tasks.config.spec import dask_address
+from tasks.stats import class_scores, merge_stats, partition_labels, partition_stats
 
 # The progress callback travels beside the flow, not as a parameter: prefect-dask serializes the
 # flow run context (parameters included) with every task, and a callback holding a lock (a rich
@@ -34,86 +32,6 @@ _PROGRESS: ContextVar[Callable[[int, int | None], None] | None] = ContextVar("cl
 def current_progress() -> Callable[[int, int | None], None] | None:
     """The progress callback :func:`compute_stats` set for the running flow (None when none)."""
     return _PROGRESS.get()
-
-LOCAL_CLUSTER = {"n_workers": 2, "processes": True, "threads_per_worker": 1, "dashboard_address": "127.0.0.1:0"}
-
-# Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536 (to hand freed memory back to the
-# OS). Setting it also switches off glibc's adaptive mmap threshold, so every large temporary of
-# the sorts and merges is a fresh mmap that is page-faulted in again: measured here, a 50M-row
-# exact scan took 15.8 s with it against 12.8 s without (+23% CPU). Statistics tasks free their
-# temporaries at once anyway, so classwatch's own clusters leave glibc's default tuning alone.
-WORKER_ENV_UNSET = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
-
-
-def local_cluster(**kwargs):
-    """A :class:`distributed.LocalCluster` (``LOCAL_CLUSTER`` defaults, overridden by ``kwargs``)
-    whose worker processes keep glibc's default malloc tuning (see ``WORKER_ENV_UNSET``)."""
-    import dask
-    from distributed import LocalCluster
-
-    with dask.config.set(WORKER_ENV_UNSET):
-        return LocalCluster(**{**LOCAL_CLUSTER, **kwargs})
-
-
-def dask_address(runner: str) -> str | None:
-    """The scheduler address of a runner string: ``dask://HOST:PORT`` or ``tcp://HOST:PORT`` ->
-    ``tcp://HOST:PORT``; None for ``local`` and ``dask`` (a new LocalCluster).
-
-    >>> dask_address("dask://10.0.0.5:8786"), dask_address("dask"), dask_address("local")
-    ('tcp://10.0.0.5:8786', None, None)
-    """
-    if runner in ("local", "dask"):
-        return None
-    for prefix in ("dask://", "tcp://", "tls://"):
-        if runner.startswith(prefix):
-            rest = runner[len(prefix):]
-            if ":" not in rest:
-                break
-            return ("tls://" if prefix == "tls://" else "tcp://") + rest
-    raise InputError(f"runner: expected 'local', 'dask' (a local cluster of 2 worker processes) or the address "
-                     f"of a running Dask scheduler 'dask://HOST:PORT' (or tcp://HOST:PORT), got {runner!r}.")
-
-
-def task_runner_for(runner: str, cluster_kwargs: dict | None = None):
-    """The Prefect task runner for ``runner``: threads for ``local``, prefect-dask's DaskTaskRunner on a
-    LocalCluster (:func:`local_cluster`: 2 worker processes, 1 thread each) for ``dask``, or on an
-    existing scheduler."""
-    address = dask_address(runner)
-    if runner == "local":
-        return ThreadPoolTaskRunner(max_workers=1)
-    from prefect_dask import DaskTaskRunner
-
-    if address is None:
-        return DaskTaskRunner(cluster_class=local_cluster, cluster_kwargs=dict(cluster_kwargs or {}))
-    return DaskTaskRunner(address=address)
-
-
-@task(name="partition-labels", cache_policy=NO_CACHE)
-def partition_labels(source: str, columns: Columns, parts: list[Part], filter=None,
-                     with_prediction: bool | None = None) -> list:
-    """Distinct label (and prediction) values of some partitions: the cheap first pass for multiclass."""
-    return class_labels(source, columns, filter=filter, parts=parts, with_scores=False,
-                        with_prediction=with_prediction).tolist()
-
-
-@task(name="partition-stats", cache_policy=NO_CACHE)
-def partition_stats(source: str, task_kind: str, columns: Columns, parts: list[Part] | None,
-                    options: dict) -> PartialStats | None:
-    """Mergeable statistics of some partitions (all of the dataset when ``parts`` is None)."""
-    return scan_partial(source, task_kind, columns, parts=parts, **options)
-
-
-@task(name="class-scores", cache_policy=NO_CACHE)
-def class_scores(source: str, columns: Columns, labels: list, j: int, batch_rows: int, filter=None):
-    """The folded exact one-vs-rest statistic of class ``labels[j]`` over the whole dataset."""
-    return scan_class_scores(source, columns, labels, j, batch_rows=batch_rows, filter=filter)
-
-
-@task(name="merge-stats", cache_policy=NO_CACHE)
-def merge_stats(partials: list) -> PartialStats | None:
-    """Merge partial statistics (partitions without rows give None and are skipped)."""
-    return merge_tree(p for p in partials if p is not None)
-
 
 def _tree_reduce(futures: list, fan_in: int) -> list:
     """Submit merge tasks level by level (a tree of fan-in ``fan_in``) until at most ``fan_in``
@@ -245,28 +163,6 @@ def compute_stats_flow(source: str, task_kind: str, columns: Columns | None = No
     return stats
 
 
-@contextmanager
-def api_for_workers():
-    """Make sure Dask worker processes can reach the Prefect API.
-
-    Without ``PREFECT_API_URL`` Prefect runs an ephemeral server that only this process knows
-    of; each worker would start its own on the same SQLite file (and hang on its lock). So the
-    process's ephemeral server is started here and its URL put in the settings that prefect-dask
-    sends to the workers with every task.
-    """
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    if PREFECT_API_URL.value():
-        yield
-        return
-    from prefect.server.api.server import SubprocessASGIServer
-
-    server = SubprocessASGIServer()  # the per-process singleton the Prefect client would use anyway
-    server.start()
-    with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
-        yield
-
-
 def compute_stats(source, task_kind: str, columns: Columns | None = None, *, runner: str = "local",
                   cluster_kwargs: dict | None = None, progress: Callable[[int, int | None], None] | None = None,
                   **kwargs) -> BinaryStats | MulticlassStats:
@@ -278,12 +174,10 @@ def compute_stats(source, task_kind: str, columns: Columns | None = None, *, run
     LocalCluster's worker processes re-import the main module).
     """
     dask_address(runner)  # validate early
-    flow_ = compute_stats_flow.with_options(task_runner=task_runner_for(runner, cluster_kwargs))
+    flow_ = compute_stats_flow.with_options(task_runner=task_runner(runner, cluster_kwargs))
     token = _PROGRESS.set(progress)
     try:
-        if runner == "local":
-            return flow_(str(source), task_kind, columns, runner=runner, **kwargs)
-        with api_for_workers():
+        with api_for(runner):
             return flow_(str(source), task_kind, columns, runner=runner, **kwargs)
     finally:
         _PROGRESS.reset(token)

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import metrics_core as mc
-from flows.cli import app
+from classwatch.cli import app
 
 runner = CliRunner()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
+from classwatch.cli import app
 
 runner = CliRunner()
 

@@ -7,9 +7,7 @@ logged again from the start. Any failure while logging marks the run FAILED and 
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
 import tempfile
 import time
@@ -18,6 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 import polars as pl
+
+from tasks.config.spec import default_tracking_uri
 
 RUN_KEY = "classwatch.run_key"
 MAX_METRICS, MAX_PARAMS, MAX_TAGS = 1000, 100, 100
@@ -33,11 +33,6 @@ def safe_key(name: str) -> str:
     'prevalence_label_wine _ beer'
     """
     return _BAD_KEY.sub("_", str(name))[:250]
-
-
-def default_tracking_uri() -> str:
-    """$MLFLOW_TRACKING_URI, else ``sqlite:///<cwd>/mlflow.db`` (SPEC "Embedded defaults")."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
 
 
 @dataclass
@@ -57,7 +52,6 @@ class RunContent:
 
 def client(tracking_uri: str | None = None):
     """An MlflowClient on the store (registry on the same URI)."""
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from mlflow import MlflowClient
 
     uri = tracking_uri or default_tracking_uri()
@@ -198,11 +192,6 @@ def run_summary(tracking_uri: str, run_id: str) -> dict:
     run = client(tracking_uri).get_run(run_id)
     return {"run_id": run_id, "status": run.info.status, "tags": dict(run.data.tags),
             "metrics": dict(run.data.metrics), "experiment_id": run.info.experiment_id}
-
-
-def dumps(value) -> str:
-    """Compact JSON for params and tags."""
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 def finished_run(tracking_uri: str, experiment: str, key: str) -> dict | None:

@@ -12,8 +12,8 @@ import numpy as np
 import polars as pl
 import yaml
 
-from flows import runtime
-from flows.demo_quotes import Shift, class_list, history, quotes
+from tasks.config.spec import fingerprint
+from classwatch.demo.quotes import Shift, class_list, history, quotes
 
 MODEL_NAME = "price-classifier"
 EXPERIMENT = "classwatch-demo"
@@ -55,9 +55,9 @@ def train_and_register(kind: str, train: pl.DataFrame, tracking_uri: str, seed: 
     logged version (training run found by its classwatch.run_key tag)."""
     import mlflow
 
-    from tasks.mlflow_log import client, experiment_id, find_run
+    from tasks.store.mlflow import client, experiment_id, find_run
 
-    key = f"train|{kind}|{runtime.fingerprint(train['id'].to_list()[:50], train.height, seed)}"
+    key = f"train|{kind}|{fingerprint(train['id'].to_list()[:50], train.height, seed)}"
     c = client(tracking_uri)
     exp_id = experiment_id(c, EXPERIMENT)
     done = find_run(c, exp_id, key)
@@ -137,7 +137,7 @@ def run_demo(out_dir: str | Path = "demo-output", *, rows_per_month: int = 10_00
     from flows.compare_models import compare_models
     from flows.evaluate_model import evaluate_model
     from flows.monitor_period import monitor_period
-    from tasks.mlflow_log import default_tracking_uri
+    from tasks.config.spec import default_tracking_uri
 
     start = time.perf_counter()
     say = step or (lambda _m: None)
@@ -180,7 +180,7 @@ def run_demo(out_dir: str | Path = "demo-output", *, rows_per_month: int = 10_00
 
 def export_plots(plot_dir: Path, tracking_uri: str, result: DemoResult) -> list[Path]:
     """Copy the PNGs the flows logged (evaluation curves, monitoring over time) next to the data."""
-    from tasks.mlflow_log import client
+    from tasks.store.mlflow import client
 
     c = client(tracking_uri)
     plot_dir.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ import pyarrow.dataset as pads
 
 from metrics_core.dataset import Columns, class_labels, open_dataset, schema_changes
 from metrics_core.errors import InputError
-from tasks.spec import RunSpec, SpecError
+from tasks.config.spec import RunSpec, SpecError
 
 PERIOD_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 

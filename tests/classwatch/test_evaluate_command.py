@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 import metrics_core as mc
-from flows.cli import app
-from flows.cli_evaluate import format_interval, format_value
-from flows.demo_data import class_names, make_binary_demo, make_multiclass_demo
+from classwatch.cli import app
+from classwatch.commands.evaluate import format_interval, format_value
+from classwatch.demo.data import class_names, make_binary_demo, make_multiclass_demo
 
 N_BOOT = 200
 PLOTS = ("roc", "pr", "gain", "lift", "confusion")

@@ -1,4 +1,4 @@
-"""tasks.mlflow_log on a real SQLite MLflow store: batches, dedupe by run key, FAILED on failure."""
+"""tasks.store.mlflow on a real SQLite MLflow store: batches, dedupe by run key, FAILED on failure."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from mlflow import MlflowClient
 
-from tasks.mlflow_log import RunContent, ensure_parent, log_run, log_series, safe_key
+from tasks.store.mlflow import RunContent, ensure_parent, log_run, log_series, safe_key
 
 
 @pytest.fixture

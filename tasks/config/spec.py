@@ -11,6 +11,48 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from metrics_core.errors import InputError
+
+
+def default_tracking_uri() -> str:
+    """The MLflow store when none is named: $MLFLOW_TRACKING_URI, else ``sqlite:///<cwd>/mlflow.db``."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def fingerprint(*parts: Any) -> str:
+    """Short stable hash of JSON-able parts (the MLflow run keys).
+
+    >>> fingerprint("a", [1, 2]) == fingerprint("a", [1, 2]) != fingerprint("a", [2, 1])
+    True
+    """
+    return _digest(parts)
+
+
+def dask_address(runner: str) -> str | None:
+    """The Dask scheduler address of a runner string (the spec's ``task_runner``, the CLI's ``--runner``).
+
+    ``dask://HOST:PORT`` or ``tcp://HOST:PORT`` -> ``tcp://HOST:PORT``, ``tls://HOST:PORT`` as
+    given; None for ``local`` (threads in this process) and ``dask`` (a new local cluster).
+    Anything else is an :class:`~metrics_core.errors.InputError` naming the accepted forms.
+
+    >>> dask_address("dask://10.0.0.5:8786"), dask_address("dask"), dask_address("local")
+    ('tcp://10.0.0.5:8786', None, None)
+    """
+    if runner in ("local", "dask"):
+        return None
+    for prefix in ("dask://", "tcp://", "tls://"):
+        if isinstance(runner, str) and runner.startswith(prefix):
+            rest = runner[len(prefix):]
+            if ":" not in rest:
+                break
+            return ("tls://" if prefix == "tls://" else "tcp://") + rest
+    raise InputError(f"runner: expected 'local', 'dask' (a local cluster of 2 worker processes) or a Dask address "
+                     f"of a running scheduler, dask://HOST:PORT (or tcp://HOST:PORT, tls://HOST:PORT), got {runner!r}.")
+
 
 class SpecError(ValueError):
     """A run spec that cannot be used: the message names the field, the bad value and the fix."""
@@ -185,8 +227,10 @@ class RunSpec(_Model):
     @field_validator("task_runner")
     @classmethod
     def _runner(cls, v: str) -> str:
-        if v not in ("local", "dask") and not v.startswith(("tcp://", "tls://", "inproc://")):
-            raise ValueError(f"expected 'local', 'dask' or a Dask address like tcp://127.0.0.1:8786, got {v!r}")
+        try:
+            dask_address(v)
+        except InputError as exc:
+            raise ValueError(str(exc).removeprefix("runner: ")) from None
         return v
 
     @model_validator(mode="after")
@@ -206,13 +250,11 @@ class RunSpec(_Model):
     # ---------------------------------------------------------------- helpers for tasks and flows
     def fingerprint(self) -> str:
         """Short hash of the spec (sorted JSON): part of the MLflow run keys."""
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
+        return _digest(self.model_dump(mode="json"))
 
     def tracking_uri(self) -> str:
-        """The MLflow store: the spec's, else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db here."""
-        return self.mlflow.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or \
-            f"sqlite:///{Path.cwd() / 'mlflow.db'}"
+        """The MLflow store: the spec's, else :func:`default_tracking_uri`."""
+        return self.mlflow.tracking_uri or default_tracking_uri()
 
     def flat_params(self) -> dict[str, str]:
         """The spec as flat ``section.field`` -> string pairs, for MLflow params."""
@@ -270,7 +312,7 @@ def load_spec(spec: "RunSpec | dict | str | os.PathLike | None" = None, **overri
     >>> load_spec({"alerts": {"psi": -1}})
     Traceback (most recent call last):
     ...
-    tasks.spec.SpecError: Invalid run spec (dict):
+    tasks.config.spec.SpecError: Invalid run spec (dict):
       - field 'alerts.psi': Input should be greater than 0 (got -1)
     """
     source = "(dict)"

@@ -1,4 +1,4 @@
-"""tasks.io: periods, sources, column layouts and schema checks, on small Parquet files."""
+"""tasks.config.sources: periods, sources, column layouts and schema checks, on small Parquet files."""
 
 from __future__ import annotations
 
@@ -9,19 +9,19 @@ import pyarrow.dataset as pads
 import pytest
 
 from metrics_core.errors import InputError
-from tasks import io
-from tasks.spec import SpecError, load_spec
+from tasks.config import sources
+from tasks.config.spec import SpecError, load_spec
 
 
 @pytest.mark.parametrize("period, index", [("1970-01", 0), ("2024-08", 655), ("2000-12", 371)])
 def test_period_index(period, index):
-    assert io.period_index(period) == index
+    assert sources.period_index(period) == index
 
 
 @pytest.mark.parametrize("bad", ["2024-13", "2024-8", "24-08", "August", None])
 def test_bad_periods(bad):
     with pytest.raises(InputError, match="YYYY-MM"):
-        io.check_period(bad)
+        sources.check_period(bad)
 
 
 @pytest.mark.parametrize("column", [
@@ -33,15 +33,15 @@ def test_period_filter_by_column_type(tmp_path, column):
     path = tmp_path / "d.parquet"
     pl.DataFrame({"label": ["a", "b", "a"], "prediction": ["a", "a", "a"]}).with_columns(column).write_parquet(path)
     spec = load_spec({"data": {"current": str(path)}})
-    source, flt = io.source_for(spec, "current", "2024-08")
+    source, flt = sources.source_for(spec, "current", "2024-08")
     assert pads.dataset(source).to_table(filter=flt).num_rows == 2
 
 
 def test_period_template_and_missing_source(tmp_path):
     spec = load_spec({"data": {"current": str(tmp_path / "{period}.parquet")}})
-    assert io.source_for(spec, "current", "2024-08") == (str(tmp_path / "2024-08.parquet"), None)
+    assert sources.source_for(spec, "current", "2024-08") == (str(tmp_path / "2024-08.parquet"), None)
     with pytest.raises(SpecError, match="field 'data.reference'"):
-        io.source_for(spec, "reference")
+        sources.source_for(spec, "reference")
 
 
 def test_layout_and_schema_checks(tmp_path):
@@ -49,23 +49,23 @@ def test_layout_and_schema_checks(tmp_path):
     pl.DataFrame({"label": ["a", "b"], "score_a": [0.6, 0.3], "score_b": [0.4, 0.7], "price": [1.0, 2.0]}) \
         .write_parquet(ref)
     spec = load_spec({"labels": ["a", "b"]})
-    lay = io.layout(spec, str(ref), ["a", "b"], require_labels=True)
+    lay = sources.layout(spec, str(ref), ["a", "b"], require_labels=True)
     assert lay.scores == ["score_a", "score_b"] and lay.prediction is None and lay.price == "price"
     assert lay.weight is None  # a default column name that is absent is skipped
     with pytest.raises(InputError, match=r"missing per-class score column\(s\) \['score_c'\]"):
-        io.layout(spec, str(ref), ["a", "b", "c"], require_labels=True)
+        sources.layout(spec, str(ref), ["a", "b", "c"], require_labels=True)
     with pytest.raises(InputError, match="missing column 'w' \\(weight\\)"):
-        io.layout(load_spec({"columns": {"weight": "w"}}), str(ref), ["a", "b"], require_labels=True)
+        sources.layout(load_spec({"columns": {"weight": "w"}}), str(ref), ["a", "b"], require_labels=True)
     cur = tmp_path / "cur.parquet"
     pl.DataFrame({"score_a": [0.6], "score_b": [0.4], "price": ["1.0"]}).write_parquet(cur)
-    cur_lay = io.layout(spec, str(cur), ["a", "b"], require_labels=False)
+    cur_lay = sources.layout(spec, str(cur), ["a", "b"], require_labels=False)
     assert cur_lay.label is None  # labels may be missing in a period
     with pytest.raises(InputError, match="'price' changed type: double -> (large_)?string"):
-        io.check_same_schema(str(ref), str(cur), lay, cur_lay)
+        sources.check_same_schema(str(ref), str(cur), lay, cur_lay)
 
 
 def test_class_list_binary(tmp_path):
     path = tmp_path / "b.parquet"
     pl.DataFrame({"label": ["spam", "ham", "spam"], "score": [0.9, 0.2, 0.7]}).write_parquet(path)
     spec = load_spec({"task": "binary", "positive_class": "spam"})
-    assert io.class_list(spec, str(path)) == ["ham", "spam"]
+    assert sources.class_list(spec, str(path)) == ["ham", "spam"]

@@ -17,7 +17,9 @@ import pytest
 import metrics_core as mc
 from metrics_core.counts import FoldedScoreCounts, fold_negative_runs
 from metrics_core.dataset import Columns, scan_stats
-from tasks.dask_stats import compute_stats, dask_address, local_cluster, task_runner_for
+from flows.compute_stats import compute_stats
+from flows.runners import local_cluster, task_runner
+from tasks.config.spec import dask_address
 
 SHELL_MALLOC_TRIM = os.environ.get("MALLOC_TRIM_THRESHOLD_")  # before any nanny of this run sets it
 
@@ -82,9 +84,9 @@ def _same(a: dict, b: dict, float_sums=()):
 def test_runner_strings():
     assert dask_address("dask://127.0.0.1:8786") == "tcp://127.0.0.1:8786"
     assert dask_address("tcp://h:1") == "tcp://h:1"
-    assert type(task_runner_for("local")).__name__ == "ThreadPoolTaskRunner"
-    assert task_runner_for("dask://h:8786").address == "tcp://h:8786"
-    runner = task_runner_for("dask", {"n_workers": 3})
+    assert type(task_runner("local")).__name__ == "ThreadPoolTaskRunner"
+    assert task_runner("dask://h:8786").address == "tcp://h:8786"
+    runner = task_runner("dask", {"n_workers": 3})
     assert runner.cluster_class is local_cluster and runner.cluster_kwargs == {"n_workers": 3}
     with pytest.raises(mc.InputError, match="dask://HOST:PORT"):
         dask_address("spark://x")

@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 
 import metrics_core as mc
-from flows.demo_data import class_names, make_binary_demo, make_multiclass_demo
+from classwatch.demo.data import class_names, make_binary_demo, make_multiclass_demo
 from metrics_core.formulas import fbeta as fbeta_from_counts
-from tasks import plots
+from tasks.render import plots
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

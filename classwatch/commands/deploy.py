@@ -119,7 +119,7 @@ def server(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the deployment commands to the ``classwatch`` app (called once from flows/cli.py)."""
+    """Add the deployment commands to the ``classwatch`` app (called once from classwatch/cli.py)."""
     app.command("serve")(serve)
     app.command("notify-trained")(notify_trained)
     app.add_typer(alerts_app, name="alerts")

@@ -16,10 +16,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-
 console = Console(highlight=False)
 
 SPEC_HELP = ("Run-spec YAML: data sources (reference, current with {period}), column map, alert policy. "
@@ -38,7 +34,7 @@ def _ui_hint(tracking_uri: str) -> str:
 
 
 def _default_uri() -> str:
-    from tasks.mlflow_log import default_tracking_uri
+    from tasks.config.spec import default_tracking_uri
 
     return default_tracking_uri()
 
@@ -81,7 +77,7 @@ def demo(
     compare_models on the two models. Everything goes to the MLflow store in this folder
     (sqlite:///mlflow.db unless MLFLOW_TRACKING_URI is set); open it with `classwatch ui`.
     """
-    from flows.demo import MONTHS, run_demo
+    from classwatch.demo.run import MONTHS, run_demo
 
     start = time.perf_counter()
     with _progress() as progress:
@@ -141,24 +137,25 @@ def monitor(
 
     Example: classwatch monitor --spec spec.yaml --period 2024-08 --period 2024-09
     """
-    from tasks.spec import example_yaml
+    from tasks.config.spec import example_yaml
 
     if example_spec:
         console.print(example_yaml(), markup=False)
         return
     if spec is None or not period:
         _fail(ValueError("pass --spec SPEC.yaml and at least one --period YYYY-MM (see --help)."))
-    from flows import runtime
+    from flows import runners
     from flows.monitor_period import monitor_period
-    from tasks.spec import load_spec
+    from tasks.config.spec import load_spec
 
     try:
-        runner = runtime.task_runner(load_spec(spec))
+        runner_name = load_spec(spec).task_runner
+        runner = runners.task_runner(runner_name)
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
     flow = monitor_period.with_options(task_runner=runner)
     done = []
-    with _progress() as progress:
+    with runners.api_for(runner_name), _progress() as progress:
         job = progress.add_task("Monitoring", total=len(period))
         for p in period:
             progress.update(job, description=f"monitor_period {p}")
@@ -245,7 +242,7 @@ def recommend(
         pos = positive_class
         if pos is not None and rows[label_column].dtype.is_integer():
             pos = int(pos)
-        st = ons.stability_from_history(counts.rename({"period": "period"}), prices, reference=reference,
+        st = ons.stability_from_history(counts, prices, reference=reference,
                                         positive_class=pos if task == "binary" else None)
         rec = st.recommend(task)
     except Exception as exc:  # noqa: BLE001

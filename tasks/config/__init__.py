@@ -1,0 +1,1 @@
+"""Run configuration (no Prefect tasks here): the run spec and the data sources it names."""

@@ -1,0 +1,1 @@
+"""The MLflow store adapter (no Prefect tasks here): find, create and finish runs idempotently."""
