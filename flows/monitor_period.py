@@ -13,7 +13,8 @@ from prefect import flow, task
 from tasks.config import sources
 from tasks.alerts import alert_tags, markdown, raise_alert
 from tasks.store.mlflow import RunContent, client, ensure_parent, experiment_id, finished_run, log_run, log_series
-from tasks.monitor import IO, Assessment, Plan, assess, plan_period, summarise, summary_markdown
+from tasks import IO
+from tasks.monitor import Assessment, Plan, assess, plan_period, summarise, summary_markdown
 from tasks.config.spec import RunSpec, fingerprint, load_spec
 
 PLOT_METRICS = ("max_abs_prevalence_change_pred", "max_score_wasserstein", "max_abs_price_shift")

@@ -11,9 +11,67 @@ from prefect.cache_policies import NO_CACHE
 
 import metrics_core as mc
 from metrics_core import significance as sig
-from tasks.config.spec import RunSpec
+from tasks import IO
+from tasks.config.sources import describe_source
+from tasks.config.spec import RunSpec, fingerprint
+from tasks.evaluate import EvalPlan, label_metric, recommendation
+from tasks.render.comparison import comparison_markdown
+from tasks.store.mlflow import RunContent, finished_run, log_run
 
 FOLDS = 5
+
+
+def model_label(uri: str) -> str:
+    """A short name for a model URI.
+
+    >>> model_label("models:/price-classifier/2"), model_label("runs:/abc/model")
+    ('price-classifier v2', 'runs:/abc/model')
+    """
+    parts = uri.split("/")
+    if uri.startswith("models:/") and len(parts) == 3 and parts[2].isdigit():
+        return f"{parts[1]} v{parts[2]}"
+    return uri
+
+
+def comparison_key(spec: RunSpec, uris: list[str], cv_scores: dict | None, test_source: str) -> str:
+    """The comparison's MLflow run key: models, CV scores, spec and test source."""
+    return f"compare|{spec.name}|{fingerprint(uris, cv_scores, spec.model_dump(mode='json'), describe_source(test_source))}"
+
+
+@task(name="compared-metric", **IO)
+def compared_metric(spec: RunSpec, plan: EvalPlan) -> str:
+    """The metric the models are compared on: the spec's headline metric, else the ONS
+    recommendation for this data, as a metric of predicted labels (:func:`tasks.evaluate.label_metric`)."""
+    return label_metric(spec.headline_metric or recommendation.fn(spec, plan)["recommendation"].metric)
+
+
+@task(name="finished-comparison", **IO)
+def finished_comparison(spec: RunSpec, key: str) -> dict | None:
+    """The FINISHED comparison run with ``key`` (its id, tags and metrics), or None."""
+    return finished_run(spec.tracking_uri(), spec.mlflow.experiment, key)
+
+
+@task(name="log-comparison", **IO)
+def log_comparison(spec: RunSpec, key: str, uris: list[str], metric: str, test_source: str, result: dict,
+                   force: bool) -> tuple[str, bool, dict]:
+    """Log the comparison as one MLflow run: per-model metrics, the test table, the folds, the markdown.
+
+    Returns ``(run_id, created, metrics)``.
+    """
+    metrics = {}
+    for i, row in enumerate(result["per_model"].iter_rows(named=True)):
+        metrics.update({f"model_{i}/{k}": v for k, v in row.items() if k != "model"})
+    metrics["n_rejected"] = int(result["tests"]["reject"].sum())
+    params = {**spec.flat_params(), "compared_metric": metric, "test_source": test_source,
+              **{f"model_{i}": u for i, u in enumerate(uris)}}
+    content = RunContent(f"{spec.name} comparison", params=params, metrics=metrics,
+                         tags={"classwatch.kind": "compare", "classwatch.model": spec.name,
+                               "classwatch.best": result["best"]},
+                         tables={"comparison_tests.json": result["tests"], "per_model.json": result["per_model"],
+                                 "fold_metrics.json": result["folds"]},
+                         texts={"comparison.md": comparison_markdown(result, spec)})
+    run_id, created = log_run(spec.tracking_uri(), spec.mlflow.experiment, key, content, force=force)
+    return run_id, created, metrics
 
 
 def _report(spec: RunSpec, labels: list, y, pred):

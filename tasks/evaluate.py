@@ -19,7 +19,8 @@ from metrics_core.dataset import scan_stats
 from metrics_core.errors import InputError
 from metrics_core.significance import mcnemar, paired_bootstrap
 from tasks.config import sources
-from tasks.monitor import IO, bins_of
+from tasks import IO
+from tasks.monitor import DEFAULT_HEADLINE, bins_of
 from tasks.config.spec import RunSpec
 
 LATENCY_ROWS = 100
@@ -163,11 +164,6 @@ def predict(spec: RunSpec, plan: EvalPlan, model_uri: str | None = None) -> Pred
     return Predictions(y, _typed(np.asarray(pred), y), scores, timing, extra)
 
 
-def _report_options(spec: RunSpec) -> dict:
-    return {"beta": spec.beta, "cost_matrix": spec.cost_matrix, "level": spec.alerts.level, "n_boot": spec.n_boot,
-            "seed": spec.seed}
-
-
 @task(name="evaluation-statistics", **IO)
 def evaluation_stats(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = None):
     """Mergeable statistics of the test set: streamed from the file's scores/predictions, or from a
@@ -190,7 +186,7 @@ def evaluation_stats(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = 
 @task(name="build-report", cache_policy=NO_CACHE)
 def build_report(spec: RunSpec, stats):
     """The report (metrics, intervals, baselines, curves) from statistics; intervals computed here."""
-    o = _report_options(spec)
+    o = spec.report_options()
     r = mc.binary_from_stats(stats, **o) if spec.task == "binary" else mc.multiclass_from_stats(stats, **o)
     _ = r.intervals, r.baselines
     return r
@@ -274,7 +270,7 @@ def champion_comparison(spec: RunSpec, plan: EvalPlan, preds: Predictions, headl
     if plan.model_uri in (champion_uri, f"models:/{spec.name}@champion"):
         return None
     champ = predict.fn(spec, plan, champion_uri)
-    metric = headline if headline in LABEL_METRICS else "balanced_accuracy"
+    metric = label_metric(headline)
     kw = {"labels": plan.labels} if spec.task == "multiclass" else {"pos_label": plan.labels[1]}
     mc_test = mcnemar(preds.y_true, preds.y_pred, champ.y_pred)
     boot = paired_bootstrap(metric, preds.y_true, preds.y_pred, champ.y_pred, n_boot=spec.n_boot, seed=spec.seed,
@@ -283,9 +279,20 @@ def champion_comparison(spec: RunSpec, plan: EvalPlan, preds: Predictions, headl
             "mcnemar": mc_test, "bootstrap": boot}
 
 
+#: Metrics computed from predicted labels alone: what a paired bootstrap of two models can compare.
 LABEL_METRICS = {"accuracy", "balanced_accuracy", "f1", "fbeta", "precision", "recall", "mcc", "cohen_kappa",
                  "f1_macro", "fbeta_macro", "f1_micro", "fbeta_micro", "f1_weighted", "fbeta_weighted",
                  "fbeta_of_macro", "fbeta_of_weighted", "balanced_accuracy_micro", "recall_macro", "precision_macro"}
+
+
+def label_metric(headline: str) -> str:
+    """``headline`` when it is computed from predicted labels (:data:`LABEL_METRICS`), else
+    :data:`~tasks.monitor.DEFAULT_HEADLINE` (a score metric such as AUROC cannot be compared on labels).
+
+    >>> label_metric("f1_macro"), label_metric("auroc")
+    ('f1_macro', 'balanced_accuracy')
+    """
+    return headline if headline in LABEL_METRICS else DEFAULT_HEADLINE
 
 
 @task(name="ons-recommendation", **IO)
@@ -302,7 +309,7 @@ def recommendation(spec: RunSpec, plan: EvalPlan) -> dict:
         if history[c.period].n_unique() < 2:
             history = None
     if history is None:
-        rec = mc_recommend(spec.task, False, False, None)
+        rec = ons.recommend(spec.task, False, False, None)
         return {"recommendation": rec, "stability_reason": f"Stability not measured: {source} has fewer than two "
                 f"periods in column {c.period!r}; treated as unstable (the robust ONS choice).",
                 "prevalence_stable": None, "price_stable": None}
@@ -317,10 +324,6 @@ def recommendation(spec: RunSpec, plan: EvalPlan) -> dict:
                                     psi_threshold=spec.alerts.psi, max_relative_change=spec.alerts.price_change)
     return {"recommendation": st.recommend(spec.task), "stability_reason": st.reason,
             "prevalence_stable": st.prevalence_stable, "price_stable": st.price_stable}
-
-
-def mc_recommend(task: str, prevalence_stable: bool, price_stable: bool, low):
-    return ons.recommend(task, prevalence_stable, price_stable, low)
 
 
 def environment() -> dict:

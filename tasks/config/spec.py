@@ -256,6 +256,12 @@ class RunSpec(_Model):
         """The MLflow store: the spec's, else :func:`default_tracking_uri`."""
         return self.mlflow.tracking_uri or default_tracking_uri()
 
+    def report_options(self) -> dict[str, Any]:
+        """The options of every report of this run (evaluation and monitoring alike): keyword
+        arguments of :func:`metrics_core.binary_from_stats` / :func:`~metrics_core.multiclass_from_stats`."""
+        return {"beta": self.beta, "cost_matrix": self.cost_matrix, "level": self.alerts.level, "n_boot": self.n_boot,
+                "seed": self.seed}
+
     def flat_params(self) -> dict[str, str]:
         """The spec as flat ``section.field`` -> string pairs, for MLflow params."""
         out: dict[str, str] = {}

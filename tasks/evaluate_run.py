@@ -1,0 +1,140 @@
+"""Prefect tasks that turn an evaluation into an MLflow run: its key, its content, logging, champion promotion."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from tasks import IO
+from tasks.config import sources
+from tasks.config.spec import RunSpec, fingerprint
+from tasks.evaluate import EvalPlan, environment, model_description
+from tasks.render.iso_report import iso_report
+from tasks.render.tables import curve_tables
+from tasks.monitor import DEFAULT_HEADLINE
+from tasks.store.mlflow import RunContent, client, finished_run, log_run
+
+MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")
+
+
+def run_key(spec: RunSpec, plan: EvalPlan) -> str:
+    """The evaluation's MLflow run key: model name, spec and test source (a re-run finds its run)."""
+    return f"evaluate|{spec.name}|{fingerprint(spec.model_dump(mode='json'), sources.describe_source(plan.test))}"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What one evaluation found, before it is logged: the report and everything around it."""
+
+    plan: EvalPlan
+    report: Any
+    headline: str
+    checks: dict
+    recommendation: dict
+    champion: dict | None = None
+    timing: dict | None = None
+    drift: pl.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class LoggedEvaluation:
+    """The evaluation run in MLflow: its id, whether this call created it, and its metrics."""
+
+    run_id: str
+    created: bool
+    metrics: dict = field(default_factory=dict)
+
+
+@task(name="finished-evaluation", **IO)
+def finished_evaluation(spec: RunSpec, key: str) -> dict | None:
+    """The FINISHED evaluation run with ``key`` (its id, tags and metrics), or None: nothing to recompute."""
+    return finished_run(spec.tracking_uri(), spec.mlflow.experiment, key)
+
+
+@task(name="choose-headline", cache_policy=NO_CACHE)
+def choose_headline(spec: RunSpec, report, rec: dict) -> str:
+    """The headline metric: the spec's, else the ONS recommendation, else :data:`DEFAULT_HEADLINE`
+    when the recommended metric is not in this report (e.g. a score metric without scores)."""
+    headline = spec.headline_metric or rec["recommendation"].metric
+    return headline if headline in report.metrics else DEFAULT_HEADLINE
+
+
+@task(name="log-evaluation", **IO)
+def log_evaluation(spec: RunSpec, key: str, evaluation: Evaluation, force: bool) -> LoggedEvaluation:
+    """Log the evaluation as one MLflow run (idempotent by ``key``, FINISHED only when complete)."""
+    with tempfile.TemporaryDirectory(prefix="classwatch-plots-") as plot_dir:
+        content = run_content(spec, evaluation, plot_dir)
+        run_id, created = log_run(spec.tracking_uri(), spec.mlflow.experiment, key, content, force=force)
+    return LoggedEvaluation(run_id, created, {k: v for k, v in content.metrics.items()
+                                              if not k.startswith("baseline_")})
+
+
+def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunContent:
+    """Everything the evaluation run will hold: metrics, intervals, baselines, plots, tables, ISO report."""
+    from tasks.render.plots import plot_report  # matplotlib: imported only when a run is assembled
+
+    e = evaluation
+    plan, report, headline, checks, rec, champion, timing, drift = (
+        e.plan, e.report, e.headline, e.checks, e.recommendation, e.champion, e.timing, e.drift)
+    metrics = dict(report.metrics)
+    for k, (lo, hi) in report.intervals.items():
+        metrics[f"{k}_ci_low"], metrics[f"{k}_ci_high"] = lo, hi
+    for name, values in report.baselines.items():
+        metrics.update({f"baseline_{name}/{k}": v for k, v in values.items()})
+    metrics.update(timing or {})
+    tags = {"classwatch.kind": "evaluate", "classwatch.model": spec.name, "classwatch.headline": headline,
+            "classwatch.model_uri": plan.model_uri or "none", "classwatch.recommendation": rec["recommendation"].metric}
+    tables = curve_tables(report) if report.curves else {}
+    for name, result in checks.items():
+        tags[f"classwatch.check.{name}"] = result.status
+        metrics.update({f"check_{name}/{k}": v for k, v in result.figures.items()
+                        if isinstance(v, (int, float, np.number))})
+        tables[f"check_{name}.json"] = result.table
+    if report.per_class is not None:
+        tables["per_class.json"] = report.per_class
+    if drift is not None:
+        tables["drift_table.json"] = drift
+        metrics["drift_flagged"] = int(drift["drift"].fill_null(False).sum())
+    tables["baselines.json"] = pl.DataFrame([{"metric": k, "model": report.metrics.get(k),
+                                              **{b: report.baselines[b].get(k) for b in report.baselines}}
+                                             for k in report.metrics], infer_schema_length=None)
+    if champion:
+        b, m = champion["bootstrap"], champion["mcnemar"]
+        metrics.update({"champion/mcnemar_statistic": m.statistic, "champion/mcnemar_p": m.p_value,
+                        f"champion/{champion['metric']}_difference": b.statistic,
+                        f"champion/{champion['metric']}_difference_ci_low": b.interval[0],
+                        f"champion/{champion['metric']}_difference_ci_high": b.interval[1],
+                        "champion/bootstrap_p": b.p_value})
+        tags["classwatch.champion"] = champion["champion_uri"]
+    files = {f"{k}.png": str(p) for k, p in plot_report(report, plot_dir, beta=spec.beta).items()}
+    model = model_description(plan.model_uri, spec.tracking_uri())
+    rec_d = rec["recommendation"].as_dict()
+    params = {**spec.flat_params(), "test_source": plan.test, "reference_source": plan.reference or "none",
+              "labels": json.dumps(plan.labels, default=str), "headline_metric": headline,
+              **{f"ons.{k}": v for k, v in rec_d.items() if k in ("metric", "space", "column", "averaging", "beta")}}
+    text = iso_report(spec=spec, plan=plan, report=report, headline=headline, checks=checks, recommendation=rec,
+                      champion=champion, timing=timing, environment=environment(), model=model,
+                      drift_rows=None if drift is None else metrics["drift_flagged"])
+    return RunContent(f"{spec.name} evaluation", params=params, metrics=metrics, tags=tags, files=files,
+                      tables=tables, texts={"iso_report.md": text})
+
+
+@task(name="promote-champion", **IO)
+def promote(spec: RunSpec, plan: EvalPlan, champion: dict | None) -> bool:
+    """Set the registry alias ``champion`` on the evaluated version when there is no champion yet or
+    the new model is at least as good on the compared metric (bootstrap difference >= 0)."""
+    m = MODEL_VERSION.match(plan.model_uri or "")
+    if not m or m.group(1) != spec.name:
+        return False
+    if champion is not None and not champion["bootstrap"].statistic >= 0:
+        return False
+    client(spec.tracking_uri()).set_registered_model_alias(spec.name, "champion", m.group(2))
+    return True
