@@ -52,7 +52,7 @@ def _parent_plot(uri: str, parent_id: str, headline: str) -> None:
     """Redraw the parent's time-series PNG from its metric history (alerts marked)."""
     import polars as pl
 
-    from tasks.render.plots import plot_time_series
+    from tasks.render.timeseries import plot_time_series
 
     c = client(uri)
     keys = [k for k in (*PLOT_METRICS, headline) if c.get_metric_history(parent_id, k)]

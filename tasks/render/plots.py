@@ -1,4 +1,4 @@
-"""PNG plots of a metrics_core report: ROC, PR, gain, lift, confusion matrix and period time series."""
+"""PNG plots of a metrics_core report: ROC and PR (with the ONS isolines), gain, lift and the confusion matrix."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from metrics_core.curves import average_precision_from_counts, thin
+from tasks.render.isolines import ba_isoline, ba_label_point, fbeta_isoline, fbeta_label_point
 
 DPI = 120
 BA_LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -22,109 +23,6 @@ LABEL_STYLE = {"fontsize": 7, "color": "#555555", "ha": "center", "va": "center"
                "bbox": {"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.7}}
 MAX_LEGEND_CLASSES = 30
 PLOT_POINTS = 1000
-
-
-# --------------------------------------------------------------------------------------------
-# Isoline geometry (pure numpy, tested numerically)
-# --------------------------------------------------------------------------------------------
-
-def ba_isoline(ba: float, fpr: np.ndarray | None = None, num: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """Points of the balanced-accuracy isoline ``BA = (TPR + 1 - FPR) / 2`` inside ROC space.
-
-    Solving for TPR gives the straight line ``TPR = FPR + 2 BA - 1`` (ONS Annex D, Figure 1);
-    only the part with ``0 <= FPR, TPR <= 1`` is returned. ``BA = 0.5`` is the chance diagonal.
-
-    Parameters
-    ----------
-    ba : float
-        Balanced accuracy of the isoline, in [0, 1].
-    fpr : array, optional
-        False positive rates at which to evaluate; defaults to ``num`` points spanning the visible part.
-
-    Returns
-    -------
-    (fpr, tpr) : arrays
-        Points on the isoline, both within [0, 1]; empty when no part of the line is visible.
-
-    >>> fpr, tpr = ba_isoline(0.8, num=3)
-    >>> fpr.round(2).tolist(), tpr.round(2).tolist()
-    ([0.0, 0.2, 0.4], [0.6, 0.8, 1.0])
-    """
-    offset = 2.0 * ba - 1.0
-    lo, hi = max(0.0, -offset), min(1.0, 1.0 - offset)
-    if fpr is None:
-        fpr = np.linspace(lo, hi, num) if lo <= hi else np.empty(0)
-    fpr = np.asarray(fpr, dtype=float)
-    tpr = fpr + offset
-    keep = (fpr >= 0) & (fpr <= 1) & (tpr >= -1e-12) & (tpr <= 1 + 1e-12)
-    return fpr[keep], np.clip(tpr[keep], 0.0, 1.0)
-
-
-def fbeta_isoline(f: float, beta: float = 1.0, recall: np.ndarray | None = None,
-                  num: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """Points of the F-beta isoline ``F = (1 + b^2) P R / (b^2 P + R)`` inside PR space.
-
-    Solving for precision gives ``P = F R / ((1 + b^2) R - b^2 F)`` (ONS Annex D, Figure 2); it is
-    within [0, 1] for ``R >= b^2 F / (1 + b^2 - F)``. Every isoline passes through ``P = R = F``.
-
-    Parameters
-    ----------
-    f : float
-        F-beta value of the isoline, in (0, 1).
-    beta : float
-        The beta of F-beta (recall weighted beta times as much as precision).
-    recall : array, optional
-        Recalls at which to evaluate; defaults to ``num`` points over the visible part.
-
-    Returns
-    -------
-    (recall, precision) : arrays
-        Points on the isoline with both coordinates in [0, 1].
-
-    >>> r, p = fbeta_isoline(0.5, beta=1.0, recall=np.array([0.5, 1.0]))
-    >>> p.round(4).tolist()
-    [0.5, 0.3333]
-    """
-    b2 = beta * beta
-    r_min = b2 * f / (1.0 + b2 - f)
-    if recall is None:
-        # denser near r_min where the curve is steep
-        recall = r_min + (1.0 - r_min) * np.linspace(0.0, 1.0, num) ** 2
-    recall = np.asarray(recall, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        precision = f * recall / ((1.0 + b2) * recall - b2 * f)
-    keep = (recall >= r_min - 1e-12) & (recall <= 1.0) & np.isfinite(precision) & (precision >= 0)
-    keep &= precision <= 1.0 + 1e-12
-    return recall[keep], np.clip(precision[keep], 0.0, 1.0)
-
-
-def fbeta_label_point(f: float, beta: float = 1.0) -> tuple[float, float, float]:
-    """Where an F-beta isoline's label goes: the point ``P = R = F`` and the slope angle there.
-
-    Differentiating ``P(R) = F R / D`` with ``D = (1 + b^2) R - b^2 F`` gives
-    ``dP/dR = -b^2 F^2 / D^2``; at ``P = R = F`` (``D = F``) that is ``-b^2`` for every F, so the
-    angle in data coordinates is ``-atan(b^2)``.
-
-    Returns
-    -------
-    (recall, precision, angle_degrees) : floats, the angle in data coordinates.
-
-    >>> fbeta_label_point(0.6)
-    (0.6, 0.6, -45.0)
-    """
-    return f, f, -math.degrees(math.atan(beta * beta))
-
-
-def ba_label_point(ba: float) -> tuple[float, float, float]:
-    """Where a balanced-accuracy isoline's label goes: its crossing with the anti-diagonal.
-
-    The anti-diagonal ``TPR = 1 - FPR`` meets ``TPR = FPR + 2 BA - 1`` at ``(1 - BA, BA)``; the
-    line rises at 45 degrees in data coordinates.
-
-    >>> ba_label_point(0.8)
-    (0.19999999999999996, 0.8, 45.0)
-    """
-    return 1.0 - ba, ba, 45.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -554,62 +452,6 @@ def plot_confusion(report, path, *, title: str | None = None, matrix=None, label
     outline = Rectangle((0, 0), 1, 1, fill=False, edgecolor="#d35400", linewidth=1.4)
     fig.legend([outline], ["correct class (diagonal): row % = recall of the actual class"],
                loc="outside lower center", fontsize=8, frameon=False)
-    return _save(fig, path)
-
-
-def plot_time_series(frame, metrics: Sequence[str], path, *, alerts=None, period_column: str = "period",
-                     units: Mapping[str, str] | None = None, title: str | None = None) -> Path:
-    """One panel per metric column over periods, with alert periods shaded and marked.
-
-    Parameters
-    ----------
-    frame : polars.DataFrame (or anything with ``[column]`` giving a sequence)
-        One row per period, in time order.
-    metrics : list of str
-        Columns to draw, e.g. ``["prevalence", "psi", "f1"]``.
-    alerts : sequence of periods, or mapping metric -> sequence of periods, optional
-        Periods with an alert; a plain sequence marks every panel.
-    units : mapping, optional
-        Axis unit per metric (defaults: "fraction" for prevalence-like columns, "index" for PSI).
-    A panel whose name contains ``psi`` gets the customary 0.1 (watch) and 0.25 (act) lines.
-
-    Returns the path of the PNG written.
-    """
-    periods = [str(p) for p in list(frame[period_column])]
-    positions = np.arange(len(periods))
-    units = dict(units or {})
-    if alerts is None:
-        alerts = {}
-    if not isinstance(alerts, Mapping):
-        alerts = {m: list(alerts) for m in metrics}
-    fig = _figure((max(6.4, 0.45 * len(periods) + 2.5), max(3.6, 1.9 * len(metrics) + 1.1)))
-    axes = fig.subplots(len(metrics), 1, sharex=True, squeeze=False)[:, 0]
-    for ax, metric in zip(axes, metrics):
-        values = np.asarray(list(frame[metric]), dtype=float)
-        line = ax.plot(positions, values, marker="o", markersize=3.5, linewidth=1.5, color="C0", zorder=3)[0]
-        handles, labels = [line], [metric]
-        alert_periods = {str(p) for p in alerts.get(metric, [])}
-        flagged = np.array([p in alert_periods for p in periods], dtype=bool)
-        if flagged.any():
-            for pos in positions[flagged]:
-                ax.axvspan(pos - 0.4, pos + 0.4, color="#e74c3c", alpha=0.12, zorder=1, linewidth=0)
-            marks = ax.plot(positions[flagged], values[flagged], linestyle="none", marker="v", markersize=8,
-                            color="#c0392b", zorder=4)[0]
-            handles.append(marks)
-            labels.append(f"alert ({int(flagged.sum())})")
-        if "psi" in metric.lower():
-            for level, word in ((0.1, "watch"), (0.25, "act")):
-                ax.axhline(level, color="#999999", linestyle="--", linewidth=0.7, zorder=1)
-                ax.text(1.0, level, f" {word} {level:g}", transform=ax.get_yaxis_transform(), fontsize=7,
-                        color="#555555", va="center", ha="left")
-        unit = units.get(metric) or ("index" if "psi" in metric.lower() else "fraction")
-        ax.set_ylabel(f"{metric}\n({unit})", fontsize=9)
-        ax.grid(True, color="#eeeeee", linewidth=0.6, zorder=0)
-        ax.legend(handles, labels, loc="best", fontsize=7, framealpha=0.9)
-    axes[-1].set_xticks(positions, periods, rotation=45 if len(periods) > 6 else 0,
-                        ha="right" if len(periods) > 6 else "center", fontsize=8)
-    axes[-1].set_xlabel(f"Period ({period_column})")
-    axes[0].set_title(title or "Monitoring over periods (alerts marked)")
     return _save(fig, path)
 
 

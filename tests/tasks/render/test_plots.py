@@ -15,7 +15,7 @@ from PIL import Image
 import metrics_core as mc
 from classwatch.demo.data import class_names, make_binary_demo, make_multiclass_demo
 from metrics_core.formulas import fbeta as fbeta_from_counts
-from tasks.render import plots
+from tasks.render import isolines, plots, timeseries
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -63,7 +63,7 @@ def _check_png(path, size=None):
 
 @pytest.mark.parametrize("ba", plots.BA_LEVELS + (0.55, 0.95))
 def test_ba_isoline_points_have_that_balanced_accuracy(ba):
-    fpr, tpr = plots.ba_isoline(ba)
+    fpr, tpr = isolines.ba_isoline(ba)
     assert fpr.size > 10
     np.testing.assert_allclose((tpr + 1 - fpr) / 2, ba, atol=1e-12)
     np.testing.assert_allclose(tpr - fpr, 2 * ba - 1, atol=1e-12)
@@ -73,7 +73,7 @@ def test_ba_isoline_points_have_that_balanced_accuracy(ba):
 
 
 def test_ba_isoline_point_of_the_brief():
-    fpr, tpr = plots.ba_isoline(0.8, fpr=np.array([0.1, 0.3, 0.5]))
+    fpr, tpr = isolines.ba_isoline(0.8, fpr=np.array([0.1, 0.3, 0.5]))
     # FPR 0.5 would need TPR 1.1: outside ROC space, dropped
     np.testing.assert_allclose(fpr, [0.1, 0.3])
     np.testing.assert_allclose(tpr - fpr, 0.6)
@@ -81,7 +81,7 @@ def test_ba_isoline_point_of_the_brief():
 
 @pytest.mark.parametrize("ba", plots.BA_LEVELS)
 def test_ba_label_sits_on_its_isoline_at_45_degrees(ba):
-    x, y, angle = plots.ba_label_point(ba)
+    x, y, angle = isolines.ba_label_point(ba)
     assert (y + 1 - x) / 2 == pytest.approx(ba)
     assert x + y == pytest.approx(1.0)  # on the anti-diagonal
     assert angle == 45.0
@@ -90,7 +90,7 @@ def test_ba_label_sits_on_its_isoline_at_45_degrees(ba):
 @pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
 @pytest.mark.parametrize("f", plots.F_LEVELS)
 def test_fbeta_isoline_points_have_that_fbeta(f, beta):
-    recall, precision = plots.fbeta_isoline(f, beta)
+    recall, precision = isolines.fbeta_isoline(f, beta)
     assert recall.size > 10
     assert (precision >= 0).all() and (precision <= 1).all() and (recall <= 1).all()
     # oracle: F-beta from counts (metrics_core.formulas), with tp fixed and fn, fp from R and P
@@ -107,17 +107,17 @@ def test_fbeta_isoline_points_have_that_fbeta(f, beta):
 @pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
 @pytest.mark.parametrize("f", [0.3, 0.6, 0.9])
 def test_fbeta_label_on_isoline_with_its_slope(f, beta):
-    r, p, angle = plots.fbeta_label_point(f, beta)
+    r, p, angle = isolines.fbeta_label_point(f, beta)
     assert float(mc.formulas.f_of(p, r, beta)) == pytest.approx(f)
     h = 1e-6
-    rs, ps = plots.fbeta_isoline(f, beta, recall=np.array([r - h, r + h]))
+    rs, ps = isolines.fbeta_isoline(f, beta, recall=np.array([r - h, r + h]))
     slope = (ps[1] - ps[0]) / (rs[1] - rs[0])
     assert math.degrees(math.atan(slope)) == pytest.approx(angle, abs=1e-4)
 
 
 def test_fbeta_isoline_outside_pr_space_is_dropped():
     # F1 = 0.5 needs recall >= 1/3; recall 0.2 has no precision in [0, 1]
-    recall, precision = plots.fbeta_isoline(0.5, 1.0, recall=np.array([0.2, 0.5, 1.0]))
+    recall, precision = isolines.fbeta_isoline(0.5, 1.0, recall=np.array([0.2, 0.5, 1.0]))
     np.testing.assert_allclose(recall, [0.5, 1.0])
     np.testing.assert_allclose(precision, [0.5, 1 / 3])
 
@@ -193,9 +193,9 @@ def test_time_series_with_alerts(tmp_path):
         "f1": rng.uniform(0.5, 0.6, 12),
     })
     before = _figures_alive()
-    path = plots.plot_time_series(frame, ["prevalence", "psi", "f1"], tmp_path / "monitor.png",
+    path = timeseries.plot_time_series(frame, ["prevalence", "psi", "f1"], tmp_path / "monitor.png",
                                   alerts={"psi": periods[7:], "prevalence": periods[7:]})
     _check_png(path)
-    path2 = plots.plot_time_series(frame, ["f1"], tmp_path / "f1.png", alerts=["2024-03"])
+    path2 = timeseries.plot_time_series(frame, ["f1"], tmp_path / "f1.png", alerts=["2024-03"])
     _check_png(path2)
     assert plt.get_fignums() == [] and _figures_alive() <= before
