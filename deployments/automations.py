@@ -122,13 +122,9 @@ def setup_alert_routing(
     """
     from prefect.automations import Automation, EventTrigger, SendNotification
     from prefect.client.orchestration import get_client
-    from prefect.settings import PREFECT_API_URL
+    from flows.runners import require_api_server
 
-    if not PREFECT_API_URL.value():
-        raise RuntimeError(
-            "PREFECT_API_URL is not set: an automation on the ephemeral API disappears with it. Start a "
-            "server (`classwatch server`) and `export PREFECT_API_URL=http://127.0.0.1:4200/api`."
-        )
+    require_api_server("an automation on the ephemeral API would disappear with this process.")
     if (webhook_url is None) == (block is None):
         raise ValueError("Pass exactly one of a webhook URL (--webhook) or an existing block (--block).")
 

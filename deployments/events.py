@@ -150,20 +150,16 @@ def notify_trained(
         from deployments.events import notify_trained
         notify_trained("models:/price-classifier/3", "data/test.parquet")
     """
-    from prefect.settings import PREFECT_API_URL
+    from flows.runners import require_api_server
 
-    if not PREFECT_API_URL.value():
-        raise RuntimeError(
-            "PREFECT_API_URL is not set, so there is no Prefect server to tell that the model was "
-            "trained (an ephemeral server would drop the event). Start one with `classwatch server` "
-            "and `export PREFECT_API_URL=http://127.0.0.1:4200/api`, or set it to your team's server."
-        )
+    api_url = require_api_server("there is no Prefect server to tell that the model was trained (an ephemeral "
+                                 "server would drop the event).")
     event = build_trained_event(model_uri, test_data, model_name, spec=spec, extra=extra, event_id=event_id)
     try:
         send_event(event, reconnection_attempts)
     except Exception as exc:  # websockets / OS errors: say what to check
         raise RuntimeError(
-            f"Could not send {MODEL_TRAINED} to the Prefect server at {PREFECT_API_URL.value()}: {exc}. "
+            f"Could not send {MODEL_TRAINED} to the Prefect server at {api_url}: {exc}. "
             "Is the server running (`classwatch server` or `prefect server start`) and is "
             "PREFECT_API_URL right?"
         ) from exc

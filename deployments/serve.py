@@ -139,17 +139,12 @@ def serve_deployments(
 ) -> None:
     """Build the deployments, say what is served where, and serve them until interrupted."""
     from prefect import serve
-    from prefect.settings import PREFECT_API_URL
 
+    from flows.runners import require_api_server
     from tasks.config.spec import default_tracking_uri
 
-    api_url = PREFECT_API_URL.value()
-    if not api_url:
-        raise RuntimeError(
-            "PREFECT_API_URL is not set. Serving needs a Prefect server that outlives this process, "
-            "so that schedules and training events reach it: run `classwatch server` (or `prefect server "
-            "start`) and `export PREFECT_API_URL=http://127.0.0.1:4200/api`, or use `classwatch server --serve`."
-        )
+    api_url = require_api_server("serving needs a Prefect server that outlives this process, so that schedules "
+                                 "and training events reach it (or use `classwatch server --serve`).")
     if spec is None and Path(DEFAULT_SPEC).is_file():
         spec = DEFAULT_SPEC
     deployments = build_deployments(spec, evaluate_spec=evaluate_spec, cron=cron, timezone=timezone)

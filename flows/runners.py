@@ -59,6 +59,22 @@ def needs_api_server(runner: str) -> bool:
     return runner != "local"
 
 
+def require_api_server(why: str) -> str:
+    """The URL of the Prefect API server in ``PREFECT_API_URL``; a RuntimeError saying ``why`` one is needed when unset.
+
+    Serving deployments, sending events and creating automations need a server that outlives
+    this process (the ephemeral API would drop them when the process ends).
+    """
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    if not url:
+        raise RuntimeError(f"PREFECT_API_URL is not set: {why} Start a server with `classwatch server` (or `prefect "
+                           "server start`) and `export PREFECT_API_URL=http://127.0.0.1:4200/api`, or set it to your "
+                           "team's server.")
+    return url
+
+
 @contextmanager
 def api_for(runner: str) -> Iterator[None]:
     """Run the enclosed flow call with a Prefect API that the runner's worker processes can reach.

@@ -22,9 +22,32 @@ def test_webhook_kind(url, kind):
 
 
 def test_custom_block_posts_subject_and_body_as_json():
-    block = _notification_block("http://127.0.0.1:9000/hook", "custom")
-    assert block.url == "http://127.0.0.1:9000/hook" and block.method == "POST"
-    assert block._build_request_args("B", "S")["json"] == {"text": "S\nB", "subject": "S", "body": "B"}
+    """Through the block's public notify(), to a real listener on 127.0.0.1."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    received = []
+
+    class Listener(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - the http.server API
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Listener)
+    threading.Thread(target=server.handle_request, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/hook"
+    block = _notification_block(url, "custom")
+    assert block.url == url and block.method == "POST"
+    try:
+        block.notify("B", "S")
+    finally:
+        server.server_close()
+    assert received == [{"text": "S\nB", "subject": "S", "body": "B"}]
 
 
 def test_slack_url_gets_the_slack_block():

@@ -89,13 +89,21 @@ def test_a_missing_spec_file_is_a_clear_error(tmp_path):
 
 
 def _render(parameters: dict, event) -> dict:
-    """Render trigger parameters exactly as the Prefect server's RunDeployment action does."""
-    from prefect.server.events.actions import RunDeployment
+    """Render trigger parameters as the Prefect server's RunDeployment action does, through the public
+    hydration kinds: a string that is one ``{{ expression }}`` becomes ``json`` of the expression
+    ``| tojson`` (so None stays None and numbers stay numbers), other templates ``jinja``. The
+    end-to-end trigger test covers the server itself."""
     from prefect.server.events.schemas.events import ReceivedEvent
     from prefect.utilities.schema_tools.hydration import HydrationContext, hydrate
 
-    params = dict(parameters)
-    RunDeployment._upgrade_v1_templates(params)
+    def wrap(value):
+        text = value.strip()
+        if text.startswith("{{") and text.endswith("}}") and text.count("{{") == 1:
+            return {"__prefect_kind": "json",
+                    "value": {"__prefect_kind": "jinja", "template": "{{ " + text[2:-2].strip() + " | tojson }}"}}
+        return {"__prefect_kind": "jinja", "template": value}
+
+    params = {k: wrap(v) if isinstance(v, str) and "{{" in v else v for k, v in parameters.items()}
     ctx = HydrationContext(render_jinja=True, raise_on_error=True,
                            jinja_context={"event": ReceivedEvent(**event.model_dump())})
     return hydrate(params, ctx)
