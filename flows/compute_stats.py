@@ -114,53 +114,75 @@ def compute_stats_flow(source: str, task_kind: str, columns: Columns | None = No
     if runner == "local":
         partial = partition_stats(source, task_kind, columns, None, {**options, "progress": progress})
     else:
-        files = parts_of(source, filter=filter)
-        if not files:
-            raise no_rows_error(source, filter)
-        known = [p.n_rows for p in files if p.n_rows is not None]
-        if target_rows is None:
-            target_rows = max(1, -(-sum(known) // (tasks_per_worker * _parallel_slots()))) if known else 1
-        groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
-        if task_kind == "multiclass" and labels is None:
-            found = [partition_labels.submit(source, columns, g, filter, use_prediction) for g in groups]
-            values = set(score_column_classes(schema_of(source), columns))  # as class_labels does
-            for f in found:
-                values.update(f.result())
-            options["labels"] = labels = sorted(values)
-            if not labels:
-                raise InputError(f"{source}: the label column {columns.label!r} has no values.")
-        futures = [partition_stats.submit(source, task_kind, columns, g, options) for g in groups]
-        last = _tree_reduce(futures, fan_in)
-        # Wait task by task: the first failing one raises its own error (a bad file is named),
-        # instead of the merge reporting only that an upstream task did not complete.
-        total = sum(known) if len(known) == len(files) else None
-        rows_of = {f.task_run_id: sum(p.n_rows or 0 for p in g) for f, g in zip(futures, groups)}
-        done = 0
-        kept = {f.task_run_id for f in last}
-        for f in as_completed(futures):
-            # Only the last statistics come to the client; for the others ask Prefect for the
-            # state (a small API read) and fetch the result only to raise a failure's error.
-            if f.task_run_id in kept or not f.state.is_completed():
-                f.result()
-            done += rows_of[f.task_run_id]
-            if progress is not None:
-                progress(done, total)
-        partial = merge_tree(p for p in (f.result() for f in last) if p is not None)
+        partial, total = _map_partitions(source, task_kind, columns, options, target_rows=target_rows,
+                                          tasks_per_worker=tasks_per_worker, fan_in=fan_in, progress=progress)
+        labels = options["labels"]
     if partial is None:
         raise no_rows_error(source, filter)
     stats = partial.finish(pos_label, labels)
     if class_passes and stats.log_loss is not None:  # (log loss None: no score columns)
-        class_list = stats.confusion.labels.tolist()
-        if runner == "local":
-            folded = [class_scores.fn(source, columns, class_list, j, batch_rows, filter) for j in range(len(class_list))]
-        else:
-            futures = [class_scores.submit(source, columns, class_list, j, batch_rows, filter)
-                       for j in range(len(class_list))]
-            folded = [f.result() for f in futures]
-            if progress is not None:
-                progress(stats.n_rows * (1 + len(class_list)), None if total is None else total * (1 + len(class_list)))
-        stats = replace(stats, scores=tuple(folded))
+        stats = replace(stats, scores=_map_classes(source, columns, stats, batch_rows, filter, runner, total,
+                                                   progress))
     return stats
+
+
+def _map_partitions(source: str, task_kind: str, columns: Columns, options: dict, *, target_rows: int | None,
+                    tasks_per_worker: int, fan_in: int, progress) -> tuple:
+    """The Dask map over partitions and the tree reduce: ``(merged partial statistic, total rows or None)``.
+
+    Sets ``options["labels"]`` to the class list found by a ``partition-labels`` map when a
+    multiclass scan has none.
+    """
+    filter = options["filter"]
+    files = parts_of(source, filter=filter)
+    if not files:
+        raise no_rows_error(source, filter)
+    known = [p.n_rows for p in files if p.n_rows is not None]
+    if target_rows is None:
+        target_rows = max(1, -(-sum(known) // (tasks_per_worker * _parallel_slots()))) if known else 1
+    groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
+    if task_kind == "multiclass" and options["labels"] is None:
+        found = [partition_labels.submit(source, columns, g, filter, options["use_prediction"]) for g in groups]
+        values = set(score_column_classes(schema_of(source), columns))  # as class_labels does
+        for f in found:
+            values.update(f.result())
+        options["labels"] = sorted(values)
+        if not options["labels"]:
+            raise InputError(f"{source}: the label column {columns.label!r} has no values.")
+    futures = [partition_stats.submit(source, task_kind, columns, g, options) for g in groups]
+    last = _tree_reduce(futures, fan_in)
+    total = sum(known) if len(known) == len(files) else None
+    rows_of = {f.task_run_id: sum(p.n_rows or 0 for p in g) for f, g in zip(futures, groups)}
+    _wait(futures, {f.task_run_id for f in last}, rows_of, progress, total)
+    return merge_tree(p for p in (f.result() for f in last) if p is not None), total
+
+
+def _wait(futures: list, kept: set, rows_of: dict, progress, total: int | None) -> None:
+    """Wait task by task, so the first failing one raises its own error (a bad file is named)
+    instead of the merge reporting only that an upstream task did not complete."""
+    done = 0
+    for f in as_completed(futures):
+        # Only the last statistics come to the client; for the others ask Prefect for the
+        # state (a small API read) and fetch the result only to raise a failure's error.
+        if f.task_run_id in kept or not f.state.is_completed():
+            f.result()
+        done += rows_of[f.task_run_id]
+        if progress is not None:
+            progress(done, total)
+
+
+def _map_classes(source: str, columns: Columns, stats, batch_rows: int, filter, runner: str, total: int | None,
+                 progress) -> tuple:
+    """The map over classes of an exact multiclass scan: one folded one-vs-rest statistic per class."""
+    class_list = stats.confusion.labels.tolist()
+    if runner == "local":
+        return tuple(class_scores.fn(source, columns, class_list, j, batch_rows, filter) for j in range(len(class_list)))
+    futures = [class_scores.submit(source, columns, class_list, j, batch_rows, filter) for j in range(len(class_list))]
+    folded = tuple(f.result() for f in futures)
+    if progress is not None:
+        passes = 1 + len(class_list)
+        progress(stats.n_rows * passes, None if total is None else total * passes)
+    return folded
 
 
 def compute_stats(source, task_kind: str, columns: Columns | None = None, *, runner: str = "local",
