@@ -40,75 +40,98 @@ def iso_report(*, spec, plan, report, headline: str, checks: dict, recommendatio
     computational performance (6.6) and the ONS recommendation. A criterion the spec and the
     data say nothing about reads "not provided", never a guess.
     """
-    m, iv = report.metrics, report.intervals
-    level = spec.alerts.level
-    lines = [f"# Evaluation report: {spec.name}", "",
-             "Prepared per ISO/IEC TS 4213:2022 clause 8 (assessment of machine learning classification "
-             "performance) with the ONS guidance on classification metrics for price statistics.", "",
-             "## Summary", "",
-             f"- task: {spec.task}, {int(m.get('n', 0))} test rows, {len(plan.labels)} classes",
-             f"- headline metric ({headline}): {_num(m.get(headline))}"
-             + (f" ({level:.0%} interval {_num(iv[headline][0])} - {_num(iv[headline][1])})" if headline in iv else ""),
-             f"- model: {model.get('model_uri') or 'scores and predictions read from the test data'}", ""]
+    lines = _summary(spec, plan, report, headline, model)
     lines += ["## 5.3 Control criteria", "", "### Context", "", spec.context or NOT_PROVIDED, ""]
-    train = spec.data.train or plan.reference
-    lines += ["### Training and test data", "",
-              f"- training data: `{train}`" if train else f"- training data: {NOT_PROVIDED}",
-              f"- reference window (scored validation data): `{plan.reference}`" if plan.reference else
-              f"- reference window: {NOT_PROVIDED}", f"- test data: `{plan.test}`", f"- classes: {', '.join(map(str, plan.labels[:40]))}"
-              + (" ..." if len(plan.labels) > 40 else ""), ""]
-    if report.per_class is not None:
-        pc = report.per_class
-        lines += _table(["class", "support", "prevalence"], [[r["class"], int(r["support"]), r["prevalence"]]
-                                                              for r in pc.select("class", "support", "prevalence")
-                                                              .iter_rows(named=True)]) + [""]
-    else:
-        lines += [f"Positive class {plan.labels[1]!r}: prevalence {_num(m.get('prevalence'))}.", ""]
+    lines += _data(spec, plan, report)
     lines += ["### Representativeness", ""] + _check(checks.get("representativeness")) + [""]
     if drift_rows is not None:
         lines += [f"Drift of the test set against the reference: {drift_rows} test(s) flag drift (table "
                   "`drift_table.json`).", ""]
     lines += ["### Leakage", ""] + _check(checks.get("leakage")) + [""]
     lines += ["### Ground truth", "", spec.ground_truth or NOT_PROVIDED, ""]
-    lines += ["### Algorithm and hyperparameters", ""]
-    if model:
-        lines += [f"- model URI: `{model['model_uri']}`", f"- flavours: {model.get('flavors', NOT_PROVIDED)}",
-                  f"- training run: {model.get('run_id') or NOT_PROVIDED}"]
-        params = model.get("params") or {}
-        lines += [f"- {k}: {v}" for k, v in sorted(params.items())[:40]] or [f"- hyperparameters: {NOT_PROVIDED}"]
-    else:
-        lines += [NOT_PROVIDED + " (no model URI: predictions were read from the data)."]
+    lines += _algorithm(model)
     lines += ["", "### Environment", ""] + [f"- {k}: {v}" for k, v in environment.items()] + [""]
-    lines += ["### Baselines (ISO 5.3.13, ONS Annex D)", ""]
-    base = report.baselines
-    keys = [k for k in (headline, "accuracy", "balanced_accuracy", "f1_macro", "fbeta", "mcc", "auroc",
-                        "auroc_ovr_macro") if k in m]
-    keys = list(dict.fromkeys(keys))
-    lines += _table(["metric", "model", "majority class", "prevalence-matched random"],
-                    [[k, m.get(k), base["majority"].get(k), base["random"].get(k)] for k in keys]) + [""]
-    lines += ["## Results (ISO clause 6)", ""]
-    lines += _table(["metric", "value", f"{level:.0%} low", f"{level:.0%} high"],
-                    [[k, v, *(iv.get(k) or (None, None))] for k, v in m.items() if not k.startswith("n_undefined")])
-    lines += ["", "Curves: roc.png, pr.png (with F-beta isolines and the prevalence baseline), gain.png, lift.png; "
-              "confusion.png; thinned points in curves_*.json.", ""]
-    lines += ["## Comparison with the champion (ISO clause 7)", ""]
-    if champion:
-        mc_t, boot = champion["mcnemar"], champion["bootstrap"]
-        lines += [f"Champion: `{champion['champion_uri']}`.", "",
-                  f"- McNemar: statistic {_num(mc_t.statistic)}, p = {_num(mc_t.p_value)}; {mc_t.verdict}",
-                  f"- paired bootstrap of {champion['metric']} (new - champion): {_num(boot.statistic)} "
-                  f"(interval {_num(boot.interval[0])} - {_num(boot.interval[1])}), p = {_num(boot.p_value)}", ""]
-    else:
-        lines += [f"{NOT_PROVIDED}: no registered model {spec.name!r} with the alias `champion` (or it is the "
-                  "evaluated model).", ""]
-    lines += ["## Computational performance (ISO 6.6)", ""]
-    if timing:
-        lines += [f"- {k}: {_num(v)}" for k, v in timing.items()] + [""]
-    else:
-        lines += [NOT_PROVIDED + " (the flow did not run the model).", ""]
-    lines += ["## Recommended metric (ONS Tables 1 and 2)", ""]
-    rec = recommendation["recommendation"]
-    lines += [f"- headline metric: **{rec.metric}** in {rec.space} space (averaging: {rec.averaging or 'n/a'}, "
-              f"prevalence weights: {'yes' if rec.weight_by_prevalence else 'no'})", f"- beta: {rec.beta_advice}",
-              f"- why: {rec.reason}", f"- stability measured: {recommendation['stability_reason']}", ""]
+    lines += _baselines(report, headline) + _results(report, spec.alerts.level)
+    lines += _champion(spec, champion) + _performance(timing) + _recommendation(recommendation)
     return "\n".join(lines)
+
+
+def _summary(spec, plan, report, headline: str, model: dict) -> list[str]:
+    m, iv, level = report.metrics, report.intervals, spec.alerts.level
+    return [f"# Evaluation report: {spec.name}", "",
+            "Prepared per ISO/IEC TS 4213:2022 clause 8 (assessment of machine learning classification "
+            "performance) with the ONS guidance on classification metrics for price statistics.", "",
+            "## Summary", "",
+            f"- task: {spec.task}, {int(m.get('n', 0))} test rows, {len(plan.labels)} classes",
+            f"- headline metric ({headline}): {_num(m.get(headline))}"
+            + (f" ({level:.0%} interval {_num(iv[headline][0])} - {_num(iv[headline][1])})" if headline in iv else ""),
+            f"- model: {model.get('model_uri') or 'scores and predictions read from the test data'}", ""]
+
+
+def _data(spec, plan, report) -> list[str]:
+    train = spec.data.train or plan.reference
+    lines = ["### Training and test data", "",
+             f"- training data: `{train}`" if train else f"- training data: {NOT_PROVIDED}",
+             f"- reference window (scored validation data): `{plan.reference}`" if plan.reference else
+             f"- reference window: {NOT_PROVIDED}", f"- test data: `{plan.test}`",
+             f"- classes: {', '.join(map(str, plan.labels[:40]))}" + (" ..." if len(plan.labels) > 40 else ""), ""]
+    if report.per_class is not None:
+        rows = report.per_class.select("class", "support", "prevalence").iter_rows(named=True)
+        return lines + _table(["class", "support", "prevalence"],
+                              [[r["class"], int(r["support"]), r["prevalence"]] for r in rows]) + [""]
+    return lines + [f"Positive class {plan.labels[1]!r}: prevalence {_num(report.metrics.get('prevalence'))}.", ""]
+
+
+def _algorithm(model: dict) -> list[str]:
+    lines = ["### Algorithm and hyperparameters", ""]
+    if not model:
+        return lines + [NOT_PROVIDED + " (no model URI: predictions were read from the data)."]
+    lines += [f"- model URI: `{model['model_uri']}`", f"- flavours: {model.get('flavors', NOT_PROVIDED)}",
+              f"- training run: {model.get('run_id') or NOT_PROVIDED}"]
+    params = model.get("params") or {}
+    return lines + ([f"- {k}: {v}" for k, v in sorted(params.items())[:40]] or [f"- hyperparameters: {NOT_PROVIDED}"])
+
+
+def _baselines(report, headline: str) -> list[str]:
+    m, base = report.metrics, report.baselines
+    keys = list(dict.fromkeys(k for k in (headline, "accuracy", "balanced_accuracy", "f1_macro", "fbeta", "mcc",
+                                          "auroc", "auroc_ovr_macro") if k in m))
+    return (["### Baselines (ISO 5.3.13, ONS Annex D)", ""]
+            + _table(["metric", "model", "majority class", "prevalence-matched random"],
+                     [[k, m.get(k), base["majority"].get(k), base["random"].get(k)] for k in keys]) + [""])
+
+
+def _results(report, level: float) -> list[str]:
+    m, iv = report.metrics, report.intervals
+    return (["## Results (ISO clause 6)", ""]
+            + _table(["metric", "value", f"{level:.0%} low", f"{level:.0%} high"],
+                     [[k, v, *(iv.get(k) or (None, None))] for k, v in m.items() if not k.startswith("n_undefined")])
+            + ["", "Curves: roc.png, pr.png (with F-beta isolines and the prevalence baseline), gain.png, lift.png; "
+               "confusion.png; thinned points in curves_*.json.", ""])
+
+
+def _champion(spec, champion: dict | None) -> list[str]:
+    lines = ["## Comparison with the champion (ISO clause 7)", ""]
+    if not champion:
+        return lines + [f"{NOT_PROVIDED}: no registered model {spec.name!r} with the alias `champion` (or it is the "
+                        "evaluated model).", ""]
+    mc_t, boot = champion["mcnemar"], champion["bootstrap"]
+    return lines + [f"Champion: `{champion['champion_uri']}`.", "",
+                    f"- McNemar: statistic {_num(mc_t.statistic)}, p = {_num(mc_t.p_value)}; {mc_t.verdict}",
+                    f"- paired bootstrap of {champion['metric']} (new - champion): {_num(boot.statistic)} "
+                    f"(interval {_num(boot.interval[0])} - {_num(boot.interval[1])}), p = {_num(boot.p_value)}", ""]
+
+
+def _performance(timing: dict | None) -> list[str]:
+    lines = ["## Computational performance (ISO 6.6)", ""]
+    if not timing:
+        return lines + [NOT_PROVIDED + " (the flow did not run the model).", ""]
+    return lines + [f"- {k}: {_num(v)}" for k, v in timing.items()] + [""]
+
+
+def _recommendation(recommendation: dict) -> list[str]:
+    rec = recommendation["recommendation"]
+    return ["## Recommended metric (ONS Tables 1 and 2)", "",
+            f"- headline metric: **{rec.metric}** in {rec.space} space (averaging: {rec.averaging or 'n/a'}, "
+            f"prevalence weights: {'yes' if rec.weight_by_prevalence else 'no'})", f"- beta: {rec.beta_advice}",
+            f"- why: {rec.reason}", f"- stability measured: {recommendation['stability_reason']}", ""]
