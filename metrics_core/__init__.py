@@ -19,11 +19,12 @@ from metrics_core.report import (
     multiclass_report,
     multiclass_stats,
 )
-from metrics_core.ons import Recommendation, Stability, recommend, stability_from_history
+from metrics_core.ons import Recommendation, Stability, recommend, stability_from_history, stability_from_rows
 from metrics_core.price import PriceImpact, price_impact, price_index
 from metrics_core.sampling import ManualCheckPlan, SampleEstimate, estimate_from_sample, manual_check_plan
 from metrics_core.stability import class_counts, prevalence_stability, price_stability
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats, MultilabelStats
+from metrics_core.undefined import UndefinedMetricWarning, undefined_reasons
 
 __all__ = [
     "BinaryStats", "BinnedScoreCounts", "CheckResult", "ConfusionCounts", "InputError", "LossSums",
@@ -32,5 +33,5 @@ __all__ = [
     "class_counts", "dataset", "drift", "estimate_from_sample", "leakage", "manual_check_plan",
     "multiclass_from_stats", "multiclass_report", "multiclass_stats", "multilabel_report", "prevalence_stability",
     "price_impact", "price_index", "price_stability", "recommend", "representativeness", "significance",
-    "stability_from_history", "thin",
+    "stability_from_history", "stability_from_rows", "thin", "UndefinedMetricWarning", "undefined_reasons",
 ]

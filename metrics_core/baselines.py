@@ -1,5 +1,6 @@
-"""Baselines (ISO 4213 5.3.13, ONS Annex D): the majority-class and the prevalence-matched random
-classifier, as analytic expected values from the labelled class counts, never simulated.
+"""Baselines (ISO/IEC TS 4213:2022 5.3.13, ONS Annex D): majority-class and prevalence-matched random.
+
+Both are analytic expected values from the labelled class counts, never simulated.
 
 - majority: predicts the most frequent labelled class for every row (first class on ties) and
   scores every row with the class prior.
@@ -14,12 +15,37 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core import formulas as f
 from metrics_core.compute import as_floats, binary_confusion_metrics, multiclass_confusion_metrics, score_metrics
 from metrics_core.counts import ScoreCounts
+from metrics_core.stats import BinaryStats, MulticlassStats, MultilabelStats
 
 
 def expected_confusions(actual_totals: np.ndarray) -> dict[str, np.ndarray]:
-    """{"majority": M, "random": M} expected confusion matrices from the labelled class totals."""
+    """The expected confusion matrices of the majority-class and the random baseline.
+
+    majority: every row predicted as the most frequent labelled class (the first on ties), so
+    column argmax(t) holds the class totals t; random: class j predicted with probability p_j =
+    t_j / n independently of the row, so ``E[M_ij] = t_i p_j`` (ISO/IEC TS 4213:2022 5.3.13 and
+    3.2.18; ONS Annex D).
+
+    Parameters
+    ----------
+    actual_totals : array_like, shape (K,)
+        Labelled rows (or weight) per class.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``{"majority": M, "random": M}``, each K x K float64; the random matrix is nan when
+        there are no rows.
+
+    Examples
+    --------
+    >>> m = expected_confusions([3, 1])
+    >>> m["majority"].tolist(), m["random"].tolist()
+    ([[3.0, 0.0], [1.0, 0.0]], [[2.25, 0.75], [0.75, 0.25]])
+    """
     t = np.asarray(actual_totals, dtype=np.float64)
     k = t.size
     majority = np.zeros((k, k))
@@ -29,9 +55,31 @@ def expected_confusions(actual_totals: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def report_baselines(report) -> dict[str, dict[str, float]]:
-    """The baseline metrics of a report, with the same keys where they are defined."""
-    from metrics_core.stats import BinaryStats, MulticlassStats, MultilabelStats
+    """The metrics of the majority-class and random baselines of a report, under the report's keys.
 
+    Threshold metrics are those of :func:`expected_confusions` through the same compute step as
+    the report (so the same formulas and the same nan rules, without a warning); with scores the
+    baselines score every row with the class prior: AUROC 0.5, average precision = prevalence,
+    log loss = the label entropy, Brier = p (1 - p). Multiclass keys are limited to the report's.
+
+    Parameters
+    ----------
+    report : Report
+        A binary, multiclass or multilabel report (its ``stats`` and ``options``).
+
+    Returns
+    -------
+    dict
+        ``{"majority": {key: value}, "random": {key: value}}``; undefined values are nan, e.g.
+        the majority baseline's precision when it never predicts the positive class.
+
+    Examples
+    --------
+    >>> from metrics_core.report import binary_report
+    >>> b = report_baselines(binary_report([0, 0, 0, 1], y_score=[0.1, 0.2, 0.6, 0.9]))
+    >>> b["majority"]["accuracy"], b["random"]["accuracy"], b["random"]["auroc"]
+    (0.75, 0.625, 0.5)
+    """
     o = report.options
     s = report.stats
     out = {}
@@ -59,8 +107,6 @@ def report_baselines(report) -> dict[str, dict[str, float]]:
         for name in ("majority", "random"):
             confs = np.stack([expected_confusions(mm.sum(axis=1))[name] for mm in m])
             tn, fp, fn, tp = confs[:, 0, 0], confs[:, 0, 1], confs[:, 1, 0], confs[:, 1, 1]
-            from metrics_core import formulas as f
-
             d = {"hamming_loss": f.ratio((fp + fn).sum(), s.n_rows * m.shape[0]),
                  "precision_micro": f.ratio(tp.sum(), (tp + fp).sum()),
                  "recall_micro": f.ratio(tp.sum(), (tp + fn).sum()),

@@ -1,4 +1,9 @@
-"""The ONS guidance as code: the metric of Tables 1 and 2, chosen from stability measured on history."""
+"""ONS metric selection as code: the metric of Tables 1 and 2, chosen from stability measured on history.
+
+Source: the ONS guidelines for selecting metrics to evaluate classification in price statistics
+production pipelines (Advisory Panel on Consumer Prices - Technical): Tables 1 (binary) and 2
+(multiclass), Annex C (averaging) and Annex F (stability over time).
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,22 @@ COLUMNS = ("yes", "only prevalence", "only price distribution", "no")
 
 @dataclass(frozen=True)
 class Option:
-    """Another metric the table allows: its catalogue key, plotting space and when to prefer it."""
+    """Another metric the ONS table allows: its catalogue key, plotting space and when to prefer it.
+
+    Parameters
+    ----------
+    metric : str
+        Key of the report catalogue.
+    space : {"PR", "ROC"}
+        Space the metric is read in (ONS Annex D).
+    when : str
+        When to prefer it, in words.
+
+    Examples
+    --------
+    >>> Option("balanced_accuracy", "ROC", "prevalence is balanced").metric
+    'balanced_accuracy'
+    """
 
     metric: str
     space: str
@@ -33,6 +53,30 @@ class Recommendation:
     applicable) are the table's PREVALENCE WEIGHTING and AVERAGING rows; ``beta`` is 1.0 where
     the table fixes it and None where it is tuned (``tune_beta``) or not applicable;
     ``column`` names the table column ("yes", "only prevalence", "only price distribution", "no").
+
+    Parameters
+    ----------
+    task : {"binary", "multiclass"}
+    column : str
+        The table column.
+    metric : str
+        Headline catalogue key.
+    space : {"PR", "ROC"}
+    weight_by_prevalence : bool
+    averaging : {"macro", "micro"} or None
+    beta : float or None
+    tune_beta : bool
+    beta_advice : str
+        How to set beta, in words.
+    reason : str
+        Why this metric, in words.
+    alternatives : tuple of Option
+
+    Examples
+    --------
+    >>> r = recommend("binary", False, False)
+    >>> r.column, r.metric, r.as_dict()["alternatives"]
+    ('no', 'balanced_accuracy', '')
     """
 
     task: str
@@ -48,7 +92,13 @@ class Recommendation:
     alternatives: tuple[Option, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict[str, Any]:
-        """Flat strings/numbers for logging as run parameters or tags."""
+        """Flat strings, numbers and booleans for logging as run parameters or tags.
+
+        Returns
+        -------
+        dict
+            The fields, with ``alternatives`` joined as ``"metric (space), ..."``.
+        """
         out = asdict(self)
         out["alternatives"] = ", ".join(f"{o.metric} ({o.space})" for o in self.alternatives)
         return out
@@ -132,6 +182,7 @@ def _multiclass(column: str) -> Recommendation:
 
 
 def _flag(value: Any, name: str, allow_none: bool = False) -> bool | None:
+    """A measured fact as a bool (or None where allowed); an error naming the argument otherwise."""
     if value is None and allow_none:
         return None
     if not isinstance(value, (bool, np.bool_)):
@@ -211,6 +262,42 @@ class Stability:
     ``prevalence`` and ``price`` hold the underlying checks (tables per period and class);
     ``prevalence_source`` says which counts were judged ("label", "prediction" or "counts");
     ``positive_prevalence`` is the positive class's share in the reference window (binary).
+
+    How :func:`stability_from_history` judges, per period outside the reference window (the first
+    ``reference`` periods by default):
+
+    - prevalence is unstable when, for some period, the chi-squared test of class counts against
+      the pooled reference rejects after BH adjustment at ``alpha`` AND some class moved by at
+      least ``max_abs_change`` (2 points) or the PSI of the class shares is >= ``psi_threshold``
+      (0.1); see :func:`metrics_core.stability.prevalence_stability`. Label counts are judged when
+      they cover the reference window; otherwise prediction counts;
+    - prices are unstable when, for some (period, class), the KS test against the reference
+      prices of the class rejects after BH adjustment AND the KS statistic is >= ``ks_threshold``
+      (0.1) or the median or mean moved by at least ``max_relative_change`` (10%); see
+      :func:`metrics_core.stability.price_stability`. Without ``prices`` the price distribution
+      is not known to be stable and is treated as unstable (the robust choice of Annex F), and
+      the reason says so;
+    - low prevalence (binary, with ``positive_class``): the positive share of the reference
+      window is below ``low_prevalence_below`` (0.2).
+
+    Parameters
+    ----------
+    prevalence_stable, price_stable : bool
+    low_prevalence : bool or None
+        None without a positive class.
+    positive_prevalence : float or None
+    prevalence_source : {"label", "prediction", "counts"}
+    reason : str
+        The measurements, in words.
+    prevalence : CheckResult
+    price : CheckResult or None
+        None without prices.
+
+    Examples
+    --------
+    >>> s = stability_from_history([[50, 50], [52, 48]])
+    >>> s.prevalence_stable, s.recommend("multiclass").column
+    (True, 'only prevalence')
     """
 
     prevalence_stable: bool
@@ -223,12 +310,22 @@ class Stability:
     price: CheckResult | None
 
     def recommend(self, task: str) -> Recommendation:
-        """:func:`recommend` with these measured facts."""
+        """:func:`recommend` with these measured facts (``low_prevalence`` used for binary only).
+
+        Parameters
+        ----------
+        task : {"binary", "multiclass"}
+
+        Returns
+        -------
+        Recommendation
+        """
         return recommend(task, self.prevalence_stable, self.price_stable,
                          self.low_prevalence if task == "binary" else None)
 
 
 def _history_frame(counts: Any, classes: Sequence | None) -> pl.DataFrame:
+    """Rows (period, class, count) from a table, or from a periods x classes array of counts."""
     if isinstance(counts, (pl.DataFrame, pl.LazyFrame)) or hasattr(counts, "schema"):
         return as_frame(counts, "counts")
     matrix = np.asarray(counts)
@@ -255,21 +352,7 @@ def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 
     :func:`recommend` with facts (ONS Annex F: "past data can be used to examine how the class
     has changed over time").
 
-    Rule, per period outside the reference window (the first ``reference`` periods by default):
-
-    - prevalence is unstable when, for some period, the chi-squared test of class counts against
-      the pooled reference rejects after BH adjustment at ``alpha`` AND some class moved by at
-      least ``max_abs_change`` (2 points) or the PSI of the class shares is >= ``psi_threshold``
-      (0.1); see :func:`metrics_core.stability.prevalence_stability`. Label counts are judged when
-      they cover the reference window; otherwise prediction counts;
-    - prices are unstable when, for some (period, class), the KS test against the reference
-      prices of the class rejects after BH adjustment AND the KS statistic is >= ``ks_threshold``
-      (0.1) or the median or mean moved by at least ``max_relative_change`` (10%); see
-      :func:`metrics_core.stability.price_stability`. Without ``prices`` the price distribution
-      is not known to be stable and is treated as unstable (the robust choice of Annex F), and
-      the reason says so;
-    - low prevalence (binary, with ``positive_class``): the positive share of the reference
-      window is below ``low_prevalence_below`` (0.2).
+    The rule is described under :class:`Stability`.
 
     Parameters
     ----------
@@ -281,10 +364,27 @@ def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 
         Item rows (period, class, price).
     reference : int or sequence
         Size of the reference window (first periods) or its period values.
+    positive_class : optional
+        Binary: the positive class, to judge whether its prevalence is low.
+    low_prevalence_below : float
+        Share in (0, 1) under which the positive prevalence counts as low.
+    classes : sequence, optional
+        Column names of an array of counts.
+    alpha, max_abs_change, psi_threshold, ks_threshold, max_relative_change : float
+        Level of the BH-adjusted tests and the effect sizes of the rule (see :class:`Stability`).
+    period_column, class_column, count_column, price_column : str
+        Column names of ``counts`` and ``prices``.
 
     Returns
     -------
     Stability
+        With the underlying checks and a ``reason`` in words.
+
+    Raises
+    ------
+    InputError
+        A reference window that leaves nothing to compare, a missing column, bad counts, or a
+        ``positive_class`` that is not among the classes.
 
     Examples
     --------
@@ -307,16 +407,8 @@ def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 
     reasons = [f"Prevalence, judged on the {source!r} counts. {prevalence.message}"]
     positive_prevalence = low = None
     if positive_class is not None:
-        ref = prevalence.table.filter(pl.col("source") == source).unique("class").select("class", "reference_count")
-        total = ref["reference_count"].sum()
-        hit = ref.filter(pl.col("class") == positive_class)["reference_count"]
-        if hit.len() == 0:
-            raise InputError(f"positive_class: {positive_class!r} is not a class of the counts "
-                             f"(classes: {ref['class'].to_list()[:10]}).")
-        positive_prevalence = float(hit[0] / total)
-        low = positive_prevalence < low_prevalence_below
-        reasons.append(f"Positive class {positive_class!r} has prevalence {positive_prevalence:.1%} in the reference "
-                       f"window ({'low' if low else 'not low'}: threshold {low_prevalence_below:.0%}).")
+        positive_prevalence, low, why = _positive_prevalence(prevalence, source, positive_class, low_prevalence_below)
+        reasons.append(why)
     price = None
     if prices is None:
         price_stable = False
@@ -329,3 +421,63 @@ def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 
         reasons.append(f"Prices: {price.message}")
     return Stability(prevalence_stable, price_stable, low, positive_prevalence, source, " ".join(reasons),
                      prevalence, price)
+
+
+def _positive_prevalence(prevalence: CheckResult, source: str, positive_class: Any,
+                         low_prevalence_below: float) -> tuple[float, bool, str]:
+    """(share of the positive class in the reference window, is it low, the sentence saying so)."""
+    ref = prevalence.table.filter(pl.col("source") == source).unique("class").select("class", "reference_count")
+    total = ref["reference_count"].sum()
+    hit = ref.filter(pl.col("class") == positive_class)["reference_count"]
+    if hit.len() == 0:
+        raise InputError(f"positive_class: {positive_class!r} is not a class of the counts "
+                         f"(classes: {ref['class'].to_list()[:10]}).")
+    share = float(hit[0] / total)
+    low = share < low_prevalence_below
+    return share, low, (f"Positive class {positive_class!r} has prevalence {share:.1%} in the reference "
+                        f"window ({'low' if low else 'not low'}: threshold {low_prevalence_below:.0%}).")
+
+
+def stability_from_rows(rows: Any, *, period_column: str = "period", label_column: str = "label",
+                        prediction_column: str | None = None, price_column: str | None = None,
+                        **options: Any) -> Stability:
+    """:func:`stability_from_history` measured on item rows: one row per classified item.
+
+    Counts the rows per period and class (:func:`metrics_core.stability.class_counts`, labels
+    and, when ``prediction_column`` is given, predictions) and takes each labelled class's prices
+    from ``price_column`` when given (ONS Annex F: how the class has changed over time).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame or pyarrow.Table
+        Item rows with the period, the label and optionally the prediction and the price.
+    period_column, label_column, prediction_column, price_column : str
+        Column names; ``prediction_column`` and ``price_column`` None leave those out.
+    **options
+        Keyword arguments of :func:`stability_from_history` (``reference``, ``positive_class``,
+        ``alpha``, the thresholds).
+
+    Returns
+    -------
+    Stability
+        As :func:`stability_from_history`. Fewer than two periods is an :class:`InputError`
+        there (stability cannot be measured on one period).
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({"period": [1] * 50 + [2] * 50, "label": (["a"] * 30 + ["b"] * 20) * 2})
+    >>> stability_from_rows(rows).prevalence_stable
+    True
+    """
+    from metrics_core.stability import class_counts
+
+    frame = as_frame(rows, "rows")
+    require_columns(frame, "rows", [period_column, label_column])
+    counts = class_counts(frame, period_column=period_column, label_column=label_column,
+                          prediction_column=prediction_column)
+    prices = None
+    if price_column is not None:
+        require_columns(frame, "rows", [price_column])
+        prices = frame.select(pl.col(period_column).alias("period"), pl.col(label_column).alias("class"),
+                              pl.col(price_column).alias("price"))
+    return stability_from_history(counts, prices, **options)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -44,20 +43,18 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(code=1)
 
 
-def alert_table(periods: list[dict], title: str = "Retraining alerts per period") -> Table:
-    """One row per monitored period: rows, labels present, alert, the strongest reason."""
+def alert_table(periods: list, title: str = "Retraining alerts per period") -> Table:
+    """One row per monitored period (:class:`tasks.monitor.PeriodResult`): rows, labels present,
+    alert, the strongest reason without its details (they are in the run)."""
     table = Table(title=title)
     for col in ("period", "rows", "labels", "alert", "strongest reason (number of reasons)"):
         table.add_column(col)
     for p in periods:
-        m = p.get("metrics", {})
-        labelled = any(k.startswith("perf/") for k in m)
-        reasons = p.get("reasons") or []
-        first = re.sub(r" \([^()]*p_adj=[^()]*\)$", "", reasons[0]) if reasons else ""  # details in the run
+        first = p.reasons[0].summary if p.reasons else ""
         first = first if len(first) <= 90 else first[:87] + "..."
-        table.add_row(p["period"], f"{int(m.get('n_rows', 0)):,}", "yes" if labelled else "no",
-                      "[bold red]RETRAIN[/bold red]" if p["alert"] else "none",
-                      f"{first} ({len(reasons)})" if reasons else "")
+        table.add_row(p.period, f"{int(p.metrics.get('n_rows', 0)):,}", "yes" if p.labelled else "no",
+                      "[bold red]RETRAIN[/bold red]" if p.alert else "none",
+                      f"{first} ({len(p.reasons)})" if p.reasons else "")
     return table
 
 
@@ -104,7 +101,7 @@ def demo(
                   f"{'promoted to' if ev.get('promoted') else 'kept'} champion.")
     console.print(f"Comparison ({cmp.get('metric')}): best {cmp.get('best')}; "
                   f"{int(cmp['metrics'].get('n_rejected', 0))} of {len(cmp.get('tests', []))} corrected tests reject.")
-    shifted = [p["period"] for p in result.periods if p["alert"]]
+    shifted = [p.period for p in result.periods if p.alert]
     console.print(f"Alerts in {len(shifted)} of {len(result.periods)} months: {', '.join(shifted) or 'none'}.")
     console.print(f"\n[bold]Logged[/bold] to MLflow {result.tracking_uri}, experiment 'classwatch-demo': 2 training "
                   "runs with registered models, 1 evaluation run (metrics, intervals, curves, ISO report), a "
@@ -146,35 +143,36 @@ def monitor(
         _fail(ValueError("pass --spec SPEC.yaml and at least one --period YYYY-MM (see --help)."))
     from flows import runners
     from flows.monitor_period import monitor_period
+    from tasks.alerts import EVENT
     from tasks.config.spec import load_spec
 
     try:
-        runner_name = load_spec(spec).task_runner
-        runner = runners.task_runner(runner_name)
+        run_spec = load_spec(spec, data={"current": current})  # once: the flow takes the loaded spec
+        runner = runners.task_runner(run_spec.task_runner)
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
     flow = monitor_period.with_options(task_runner=runner)
     done = []
-    with runners.api_for(runner_name), _progress() as progress:
+    with runners.api_for(run_spec.task_runner), _progress() as progress:
         job = progress.add_task("Monitoring", total=len(period))
         for p in period:
             progress.update(job, description=f"monitor_period {p}")
             try:
-                done.append(flow(str(spec), p, current=current, force=force))
+                done.append(flow(run_spec, p, force=force))
             except Exception as exc:  # noqa: BLE001
                 progress.stop()
                 _fail(exc)
             progress.advance(job)
     console.print(alert_table(done))
     for d in done:
-        if d["alert"] and d["reasons"]:
-            console.print(f"[bold]{d['period']}[/bold]: " + "; ".join(d["reasons"]))
+        if d.alert and d.reasons:
+            console.print(f"[bold]{d.period}[/bold]: " + "; ".join(r.text for r in d.reasons))
     first = done[0]
-    reused = sum(not d["created"] for d in done)
-    console.print(f"\nLogged to MLflow {first['tracking_uri']}, experiment {first['experiment']!r}: "
+    reused = sum(not d.created for d in done)
+    console.print(f"\nLogged to MLflow {first.tracking_uri}, experiment {first.experiment!r}: "
                   f"{len(done) - reused} new period run(s), {reused} already logged (use --force to redo). "
-                  f"Alerts went to Prefect as classwatch.alert.retrain events.")
-    console.print(f"Look at it: [bold]{_ui_hint(first['tracking_uri'])}[/bold]")
+                  f"Alerts went to Prefect as {EVENT} events.")
+    console.print(f"Look at it: [bold]{_ui_hint(first.tracking_uri)}[/bold]")
 
 
 def compare(
@@ -228,22 +226,19 @@ def recommend(
     """
     import polars as pl
 
-    from metrics_core import ons, stability
+    from metrics_core import ons
     from metrics_core.dataset import open_dataset
 
     try:
         ds = open_dataset(str(data))
         cols = [c for c in (period_column, label_column, price_column) if c and c in ds.schema.names]
         rows = pl.from_arrow(ds.to_table(columns=cols))
-        counts = stability.class_counts(rows, period_column=period_column, label_column=label_column,
-                                        prediction_column=None)
-        prices = rows.select(pl.col(period_column).alias("period"), pl.col(label_column).alias("class"),
-                             pl.col(price_column).alias("price")) if price_column in rows.columns else None
         pos = positive_class
         if pos is not None and rows[label_column].dtype.is_integer():
             pos = int(pos)
-        st = ons.stability_from_history(counts, prices, reference=reference,
-                                        positive_class=pos if task == "binary" else None)
+        st = ons.stability_from_rows(rows, period_column=period_column, label_column=label_column,
+                                     price_column=price_column if price_column in rows.columns else None,
+                                     reference=reference, positive_class=pos if task == "binary" else None)
         rec = st.recommend(task)
     except Exception as exc:  # noqa: BLE001
         _fail(exc)

@@ -18,11 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
 from test_common import close
+from test_undefined import record_undefined
 
 import metrics_core as mc
 from metrics_core.counts import fold_negative_runs
 from metrics_core.curves import ranking_areas, roc_curve
 from metrics_core.multilabel import multilabel_from_stats, multilabel_stats
+from metrics_core.undefined import UndefinedMetricWarning
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SCORES = [-7.5, -1.0, -0.25, -0.0, 0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 3.0]
@@ -172,8 +174,10 @@ def test_binned_auroc_within_its_error_bound(data, edges):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exact = skm.roc_auc_score(y, s)
-    r = mc.binary_report(y.astype(int), y_score=s, bins=edges)
+    r, reasons = record_undefined(lambda: mc.binary_report(y.astype(int), y_score=s, bins=edges))
     bound = r.metrics["auroc_error_bound"]
+    if np.isnan(bound):
+        assert reasons["auroc_error_bound"].startswith("only one class present")
     assert close(bound, whole.auroc_error_bound(), rtol=0, atol=0)
     if np.isnan(exact):
         assert np.isnan(r.metrics["auroc"]) and np.isnan(bound)
@@ -186,7 +190,8 @@ def test_binned_error_bound_is_attained(positives_high):
     """All rows in one bin [0.1, 0.2): exactly AUROC 1 (or 0), binned 1/2, bound p n / (2 p n) = 1/2."""
     y = np.array([1, 1, 1, 0, 0])
     s = np.where(y == 1, 0.19, 0.11) if positives_high else np.where(y == 1, 0.11, 0.19)
-    r = mc.binary_report(y, y_score=s, bins=[0.0, 0.1, 0.2, 1.0])
+    with pytest.warns(UndefinedMetricWarning, match=r"precision: no predicted positives"):  # all below 0.5
+        r = mc.binary_report(y, y_score=s, bins=[0.0, 0.1, 0.2, 1.0])
     assert r.metrics["auroc"] == 0.5
     assert r.metrics["auroc_error_bound"] == 0.5
     assert abs(r.metrics["auroc"] - skm.roc_auc_score(y, s)) == r.metrics["auroc_error_bound"]
@@ -220,12 +225,12 @@ def test_binary_report_from_merged_stats(data, with_pred, threshold):
     kw = dict(threshold=threshold)
     parts = [mc.binary_stats(a, y_score=b, y_pred=c, sample_weight=d, **kw)
              for a, b, c, d in _split(part, yi, s, pred, w)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        merged = mc.binary_from_stats(_merge_all(parts, seed, "fold"), beta=2.0, cost_matrix=[[0, 1], [3, 0]])
-        whole = mc.binary_report(yi, y_score=s, y_pred=pred, sample_weight=w, beta=2.0,
-                                 cost_matrix=[[0, 1], [3, 0]], **kw)
+    merged, merged_reasons = record_undefined(lambda: mc.binary_from_stats(
+        _merge_all(parts, seed, "fold"), beta=2.0, cost_matrix=[[0, 1], [3, 0]]))
+    whole, whole_reasons = record_undefined(lambda: mc.binary_report(
+        yi, y_score=s, y_pred=pred, sample_weight=w, beta=2.0, cost_matrix=[[0, 1], [3, 0]], **kw))
     _same_metrics(merged.metrics, whole.metrics)
+    assert merged_reasons == whole_reasons  # the same undefined metrics, for the same reasons
     for name in whole.curves:
         for part_name in ("x", "y", "thresholds"):
             np.testing.assert_allclose(merged.curves[name][part_name], whole.curves[name][part_name], rtol=1e-12,
@@ -245,10 +250,12 @@ def test_multiclass_report_from_merged_stats(data, k, with_pred):
     pred = np.array(labels)[rng.integers(0, k, n)] if with_pred else None
     parts = [mc.multiclass_stats(a, b, y_score=c, labels=labels, sample_weight=d)
              for a, b, c, d in _split(part, t, pred, score, w)]
-    merged = mc.multiclass_from_stats(_merge_all(parts, seed, "tree"), beta=0.5, cost_matrix=np.eye(k))
-    whole = mc.multiclass_report(t, pred, y_score=score, labels=labels, sample_weight=w, beta=0.5,
-                                 cost_matrix=np.eye(k))
+    merged, merged_reasons = record_undefined(lambda: mc.multiclass_from_stats(
+        _merge_all(parts, seed, "tree"), beta=0.5, cost_matrix=np.eye(k)))
+    whole, whole_reasons = record_undefined(lambda: mc.multiclass_report(
+        t, pred, y_score=score, labels=labels, sample_weight=w, beta=0.5, cost_matrix=np.eye(k)))
     _same_metrics(merged.metrics, whole.metrics)
+    assert merged_reasons == whole_reasons
     assert merged.per_class.equals(whole.per_class) or np.allclose(
         merged.per_class.drop("class").to_numpy(), whole.per_class.drop("class").to_numpy(), rtol=1e-12,
         equal_nan=True)
@@ -262,8 +269,10 @@ def test_multilabel_report_from_merged_stats(data, n_labels):
     t = (rng.uniform(size=(len(part), n_labels)) < 0.4).astype(int)
     p = (rng.uniform(size=(len(part), n_labels)) < 0.4).astype(int)
     parts = [multilabel_stats(a, b) for a, b in _split(part, t, p)]
-    merged = multilabel_from_stats(_merge_all(parts, seed, "fold"))
-    _same_metrics(merged.metrics, mc.multilabel_report(t, p).metrics)
+    merged, merged_reasons = record_undefined(lambda: multilabel_from_stats(_merge_all(parts, seed, "fold")))
+    whole, whole_reasons = record_undefined(lambda: mc.multilabel_report(t, p))
+    _same_metrics(merged.metrics, whole.metrics)
+    assert merged_reasons == whole_reasons
 
 
 @pytest.mark.parametrize("labels", [(0, 1), (3, 7), ("no", "yes"), ("zz", "aa")])

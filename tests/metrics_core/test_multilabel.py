@@ -18,8 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
 from test_common import Case, keys_for, mismatches
+from test_undefined import record_undefined
 
 import metrics_core as mc
+from metrics_core.undefined import UndefinedMetricWarning
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -41,8 +43,9 @@ def multilabel_cases(draw) -> Case:
 @given(case=multilabel_cases())
 @SETTINGS
 def test_multilabel_report_equals_oracles(case):
-    r = case.report()
+    r, reasons = record_undefined(case.report)
     assert mismatches(r.metrics, case, keys_for(case)) == []
+    assert {k for k, v in r.metrics.items() if np.isnan(v)} <= set(reasons or {})  # each nan key is explained
     # per label: precision / recall / F1 with zero_division=nan, support, prevalence, specificity
     t, p = np.asarray(case.y_true), np.asarray(case.y_pred)
     with warnings.catch_warnings():
@@ -71,8 +74,10 @@ def test_multilabel_inputs(kind):
         "polars": lambda a: pl.DataFrame({f"l{j}": a[:, j] for j in range(a.shape[1])}),
         "pyarrow": lambda a: pa.table({f"l{j}": a[:, j] for j in range(a.shape[1])}),
     }[kind]
-    expected = mc.multilabel_report(t, p).metrics
-    got = mc.multilabel_report(convert(t), convert(p)).metrics
+    expected, expected_reasons = record_undefined(lambda: mc.multilabel_report(t, p))
+    got, got_reasons = record_undefined(lambda: mc.multilabel_report(convert(t), convert(p)))
+    assert got_reasons == expected_reasons
+    expected, got = expected.metrics, got.metrics
     assert got.keys() == expected.keys()
     for key in expected:
         assert np.isclose(got[key], expected[key], rtol=0, atol=0, equal_nan=True), key
@@ -83,7 +88,11 @@ def test_undefined_samples_are_skipped_and_counted():
     each sample-averaged metric averages only the rows where it is defined (SPEC)."""
     t = [[0, 0], [1, 0], [0, 0], [1, 1]]
     p = [[0, 0], [0, 0], [0, 1], [1, 0]]
-    m = mc.multilabel_report(t, p).metrics
+    with pytest.warns(UndefinedMetricWarning, match="precision_samples") as record:
+        m = mc.multilabel_report(t, p).metrics
+    reasons = record[0].message.reasons
+    assert reasons["precision_samples"] == "averaged over 2 of 4 rows; 2 skipped (empty predicted label set)"
+    assert reasons["jaccard_samples"] == "averaged over 3 of 4 rows; 1 skipped (empty true and predicted label sets)"
     # precision defined on rows 2, 3: 0/1, 1/1; recall on rows 1, 3: 0/1, 1/2
     assert m["precision_samples"] == 0.5 and m["n_undefined_samples_precision"] == 2
     assert m["recall_samples"] == 0.25 and m["n_undefined_samples_recall"] == 2

@@ -1,0 +1,169 @@
+"""Sort and merge kernels of :class:`metrics_core.counts.ScoreCounts`: packed keys, runs, sorted merges."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+_BLOCK = 1 << 20  # rows per block in run detection: bounds the temporaries
+
+
+def _sort_keys(key: np.ndarray, w: np.ndarray | None):
+    """Sort unsigned keys (carrying weights along); polars' sort is 2-4x faster than numpy's here."""
+    if w is None:
+        if key.size < 100_000:
+            key.sort()
+            return key, None
+        return pl.Series(key).sort(multithreaded=False).to_numpy(), None
+    frame = pl.DataFrame({"k": key, "w": w}).sort("k", multithreaded=False)
+    return frame["k"].to_numpy(), frame["w"].to_numpy()
+
+
+def _changes(key: np.ndarray, ignore_low_bit: bool) -> np.ndarray:
+    """Bool mask of the positions where a sorted key starts a new run (computed in blocks)."""
+    n = key.size
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    limit = 1 if ignore_low_bit else 0
+    for begin in range(1, n, _BLOCK):
+        end = min(begin + _BLOCK, n)
+        np.greater(key[begin:end] ^ key[begin - 1:end - 1], limit, out=change[begin:end])
+    return change
+
+
+def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None):
+    """Distinct non-negative scores with positive/negative (weighted) counts from ONE sort.
+
+    For scores >= 0 the float bits order as unsigned integers and the sign bit is free, so
+    ``bits << 1 | label`` sorts by score and keeps the label in the lowest bit (the shift also
+    maps -0.0 onto 0.0). float32 scores pack into 32-bit keys: half the memory and sort time.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray of float32 or float64
+        Non-negative finite scores (:meth:`ScoreCounts.from_arrays` negates negative ones first).
+    y : numpy.ndarray of bool
+        True for the positive rows.
+    w : numpy.ndarray, optional
+        Row weights; scores whose rows all weigh 0 are dropped.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(distinct scores ascending as float64, positives, negatives)``; int64 counts when
+        unweighted, float64 when weighted.
+
+    Examples
+    --------
+    >>> s, p, n = packed_counts(np.array([0.5, 0.25, 0.5]), np.array([True, False, False]))
+    >>> s.tolist(), p.tolist(), n.tolist()
+    ([0.25, 0.5], [0, 1], [1, 1])
+    """
+    utype = np.uint32 if scores.dtype == np.float32 else np.uint64
+    key = scores.view(utype) << utype(1)
+    np.bitwise_or(key, y, out=key, casting="unsafe")
+    key, w = _sort_keys(key, w)
+    n = key.size
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64 if w is None else np.float64)
+        return np.empty(0), empty, empty.copy()
+
+    def as_scores(bits):
+        return (bits >> utype(1)).view(np.float32 if utype is np.uint32 else np.float64).astype(np.float64)
+
+    if w is not None:
+        # Sum the weights of each (score, label) run, then fold the two labels of a score.
+        runs = np.flatnonzero(_changes(key, ignore_low_bit=False))
+        wsum = np.add.reduceat(w, runs)
+        first = key[runs]
+        positive = (first & utype(1)).astype(bool)
+        starts = np.flatnonzero(_changes(first, ignore_low_bit=True))
+        pos = np.add.reduceat(np.where(positive, wsum, 0.0), starts)
+        neg = np.add.reduceat(np.where(positive, 0.0, wsum), starts)
+        keep = (pos + neg) > 0  # zero-weight rows are not thresholds (scikit-learn drops them too)
+        return as_scores(first[starts])[keep], pos[keep], neg[keep]
+    change = _changes(key, ignore_low_bit=True)
+    labels = key & utype(1)
+    if change.all():  # every score distinct: no grouping needed
+        pos = labels.astype(np.int64)
+        return as_scores(key), pos, 1 - pos
+    starts = np.flatnonzero(change)
+    del change
+    pos = np.add.reduceat(labels, starts).astype(np.int64)
+    neg = np.diff(starts, append=n) - pos
+    return as_scores(key[starts]), pos, neg
+
+
+def merge_sorted_runs(left, right):
+    """Merge two score statistics in one piece: ``(scores, pos, neg)`` of all their rows.
+
+    ``left`` and ``right`` are :class:`metrics_core.counts.ScoreCounts` (anything with sorted
+    distinct ``scores`` and ``pos``/``neg`` counts). Both score arrays are already sorted and
+    distinct, so this is a merge of two sorted runs (3-5x faster than ``np.unique`` +
+    ``np.add.at`` on tens of millions of scores).
+    Disjoint score ranges (range-partitioned data) are concatenated; a small statistic is
+    inserted into a large one by binary search (O(m log n) + one copy); similar sizes use
+    numpy's stable sort, a timsort that merges the two runs in linear time. Equal scores add
+    as ``left + right`` in every case, so every branch gives the same result.
+
+    Parameters
+    ----------
+    left, right : ScoreCounts
+        Statistics of two parts of the rows.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(scores, pos, neg)``; float64 counts when either side is weighted, else int64.
+
+    Examples
+    --------
+    >>> from metrics_core.counts import ScoreCounts
+    >>> a = ScoreCounts(np.array([0.1, 0.5]), np.array([1, 0]), np.array([0, 2]))
+    >>> b = ScoreCounts(np.array([0.5, 0.9]), np.array([1, 1]), np.array([0, 0]))
+    >>> [x.tolist() for x in merge_sorted_runs(a, b)]
+    [[0.1, 0.5, 0.9], [1, 1, 1], [0, 2, 0]]
+    """
+    dtype = np.float64 if "f" in (left.pos.dtype.kind, right.pos.dtype.kind) else np.int64
+    a, b = (left, right) if left.scores.size >= right.scores.size else (right, left)
+    if b.scores.size == 0:
+        return a.scores, a.pos.astype(dtype, copy=False), a.neg.astype(dtype, copy=False)
+    lo, hi = (left, right) if left.scores[-1] < right.scores[0] else (right, left)
+    if lo.scores[-1] < hi.scores[0]:
+        return (np.concatenate((lo.scores, hi.scores)), np.concatenate((lo.pos, hi.pos)).astype(dtype),
+                np.concatenate((lo.neg, hi.neg)).astype(dtype))
+    if b.scores.size * 16 <= a.scores.size:
+        # Insert b into a: where each b score goes, which of them already exist in a.
+        at = np.searchsorted(a.scores, b.scores)
+        found = at < a.scores.size
+        found[found] = a.scores[at[found]] == b.scores[found]
+        pos, neg = a.pos.astype(dtype), a.neg.astype(dtype)  # copies
+        # a + b in the order left + right (float addition is commutative for two operands)
+        pos[at[found]] += b.pos[found]
+        neg[at[found]] += b.neg[found]
+        new = ~found
+        slots = at[new] + np.arange(int(new.sum()))  # final positions of b's new scores
+        old = np.ones(a.scores.size + slots.size, dtype=bool)
+        old[slots] = False
+        out = []
+        for av, bv in ((a.scores, b.scores), (pos, b.pos), (neg, b.neg)):
+            merged = np.empty(old.size, dtype=av.dtype)
+            merged[slots] = bv[new]
+            merged[old] = av
+            out.append(merged)
+        return tuple(out)
+    scores = np.concatenate((left.scores, right.scores))
+    order = np.argsort(scores, kind="stable")  # timsort: finds the two runs and merges them
+    scores = scores[order]
+    pos = np.concatenate((left.pos, right.pos)).astype(dtype, copy=False)[order]
+    neg = np.concatenate((left.neg, right.neg)).astype(dtype, copy=False)[order]
+    del order
+    # Each side is distinct, so a score occurs at most twice, left's copy first (stable sort).
+    first = np.flatnonzero(scores[1:] == scores[:-1])
+    if first.size == 0:
+        return scores, pos, neg
+    pos[first] += pos[first + 1]
+    neg[first] += neg[first + 1]
+    keep = np.ones(scores.size, dtype=bool)
+    keep[first + 1] = False
+    return scores[keep], pos[keep], neg[keep]
