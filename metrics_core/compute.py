@@ -14,26 +14,56 @@ from metrics_core.counts import ScoreCounts
 
 
 def binary_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> dict:
-    """Threshold metrics from a ``(..., 2, 2)`` confusion (labels ``[negative, positive]``)."""
+    """Threshold metrics of a binary classifier from its confusion matrix.
+
+    Parameters
+    ----------
+    m : array-like, shape (..., 2, 2)
+        Confusion counts, rows = actual, columns = predicted, labels ``[negative, positive]``;
+        leading axes are bootstrap replicates.
+    beta : float
+        Weight of recall in ``fbeta``.
+    cost_matrix : array-like, shape (2, 2), optional
+        Cost C[actual, predicted]; adds ``total_cost`` and ``mean_cost``.
+
+    Returns
+    -------
+    dict of str to float or numpy.ndarray
+        n, tp, fp, fn, tn, prevalence, accuracy, error_rate, precision, recall, specificity,
+        fpr, fnr, npv, f1, fbeta, balanced_accuracy, mcc, cohen_kappa, kl_divergence (and the
+        costs). A 0/0 metric is nan, never 0.
+
+    Notes
+    -----
+    ISO/IEC TS 4213 clause 6 and 3.2.x. The one-vs-rest metrics of the positive class are
+    :func:`metrics_core.formulas.per_class` at index 1; specificity is the recall and npv the
+    precision of the negative class (index 0); balanced accuracy is the mean of the two recalls
+    skipping an undefined one (ONS Annex C).
+
+    Examples
+    --------
+    >>> out = binary_confusion_metrics([[5, 1], [2, 2]])
+    >>> out["precision"], out["recall"], out["specificity"]
+    (0.6666666666666666, 0.5, 0.8333333333333334)
+    """
     m = np.asarray(m, dtype=np.float64)
     tn, fp, fn, tp = m[..., 0, 0], m[..., 0, 1], m[..., 1, 0], m[..., 1, 1]
     n = tp + fp + fn + tn
-    recall = f.ratio(tp, tp + fn)
-    specificity = f.ratio(tn, tn + fp)
-    ba, _ = f.nanmean_count(np.stack([np.asarray(recall) * np.ones_like(n), np.asarray(specificity) * np.ones_like(n)], -1))
+    pc = f.per_class(m, beta)  # index 0: the negative class, 1: the positive class
+    ba, _ = f.nanmean_count(pc["recall"])
     out = {
         "n": n, "tp": tp, "fp": fp, "fn": fn, "tn": tn,
-        "prevalence": f.ratio(tp + fn, n),
+        "prevalence": _at(pc["prevalence"], 1),
         "accuracy": f.ratio(tp + tn, n),
         "error_rate": f.ratio(fp + fn, n),
-        "precision": f.ratio(tp, tp + fp),
-        "recall": recall,
-        "specificity": specificity,
+        "precision": _at(pc["precision"], 1),
+        "recall": _at(pc["recall"], 1),
+        "specificity": _at(pc["recall"], 0),
         "fpr": f.ratio(fp, fp + tn),
         "fnr": f.ratio(fn, fn + tp),
-        "npv": f.ratio(tn, tn + fn),
-        "f1": f.fbeta(tp, fp, fn, 1.0),
-        "fbeta": f.fbeta(tp, fp, fn, beta),
+        "npv": _at(pc["precision"], 0),
+        "f1": _at(pc["f1"], 1),
+        "fbeta": _at(pc["fbeta"], 1),
         "balanced_accuracy": ba,
         "mcc": f.mcc(m),
         "cohen_kappa": f.cohen_kappa(m),
@@ -43,8 +73,34 @@ def binary_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> dict:
     return out
 
 
+def _at(per_class: np.ndarray, index: int):
+    """One class's value of a per-class array: a float for one matrix, an array for replicates."""
+    value = per_class[..., index]
+    return float(value) if value.ndim == 0 else value
+
+
 def cost_metrics(m, cost_matrix) -> dict:
-    """``total_cost`` = sum of C[actual, predicted] over rows and ``mean_cost`` per row."""
+    """Misclassification cost: the total and the mean per row.
+
+    Parameters
+    ----------
+    m : array-like, shape (..., K, K)
+        Confusion counts, rows = actual, columns = predicted.
+    cost_matrix : array-like, shape (K, K) or None
+        Cost C[actual, predicted] of one row.
+
+    Returns
+    -------
+    dict
+        ``total_cost`` = sum of C[actual, predicted] over rows
+        (:func:`metrics_core.formulas.total_cost`) and ``mean_cost`` = total / rows (nan for an
+        empty matrix); empty without a cost matrix.
+
+    Examples
+    --------
+    >>> as_floats(cost_metrics([[5, 1], [2, 2]], [[0, 1], [5, 0]]))
+    {'total_cost': 11.0, 'mean_cost': 1.1}
+    """
     if cost_matrix is None:
         return {}
     total = f.total_cost(m, cost_matrix)
@@ -52,12 +108,37 @@ def cost_metrics(m, cost_matrix) -> dict:
 
 
 def multiclass_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> tuple[dict, dict]:
-    """(metrics, per-class arrays) from a ``(..., K, K)`` confusion.
+    """Metrics of a multiclass classifier and its per-class arrays, from the confusion matrix.
 
-    Micro averages pool the one-vs-rest counts (equal to accuracy for single-label data);
-    macro averages are the mean over classes skipping undefined ones (``n_undefined_*`` say how
-    many); weighted averages weight each class by its support; ``*_of_macro`` /
-    ``*_of_weighted`` are F of the averaged precision and recall (ONS Annex C).
+    Parameters
+    ----------
+    m : array-like, shape (..., K, K)
+        Confusion counts, rows = actual, columns = predicted; leading axes are replicates.
+    beta : float
+        Weight of recall in the F-beta metrics.
+    cost_matrix : array-like, shape (K, K), optional
+        Cost C[actual, predicted]; adds ``total_cost`` and ``mean_cost``.
+
+    Returns
+    -------
+    (dict, dict)
+        The metrics (accuracy, balanced accuracy, kappa, MCC, KL divergence, CSMF accuracy,
+        micro / macro / weighted precision, recall, F1, F-beta, ...) and
+        :func:`metrics_core.formulas.per_class`. A metric with a 0/0 is nan.
+
+    Notes
+    -----
+    ISO/IEC TS 4213 clause 6; ONS Annex C. Micro averages pool the one-vs-rest counts (equal to
+    accuracy for single-label data); macro averages are the mean over classes skipping
+    undefined ones (``n_undefined_*`` say how many; nan when every class is undefined);
+    weighted averages weight each class by its support; ``*_of_macro`` / ``*_of_weighted`` are
+    F of the averaged precision and recall.
+
+    Examples
+    --------
+    >>> out, per_class = multiclass_confusion_metrics([[3, 1, 0], [0, 2, 0], [1, 0, 3]])
+    >>> out["accuracy"], round(out["precision_macro"], 4), per_class["recall"].round(2).tolist()
+    (0.8, 0.8056, [0.75, 1.0, 0.75])
     """
     m = np.asarray(m, dtype=np.float64)
     pc = f.per_class(m, beta)
@@ -93,9 +174,29 @@ def multiclass_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> tupl
 
 
 def score_metrics(sc: ScoreCounts | None, prob_scores: bool = True) -> dict:
-    """Threshold-free binary metrics from exact score counts: auroc, average_precision,
-    auprc_trapezoid (:func:`metrics_core.curves.ranking_areas`), log_loss and brier
-    (:func:`metrics_core.curves.probability_losses`)."""
+    """Threshold-free binary metrics from exact score counts.
+
+    Parameters
+    ----------
+    sc : ScoreCounts or None
+        Score counts of the positive class; None gives an empty dict.
+    prob_scores : bool
+        The scores are probabilities: compute log_loss and brier (else they are nan).
+
+    Returns
+    -------
+    dict
+        auroc, average_precision, auprc_trapezoid (:func:`metrics_core.curves.ranking_areas`,
+        ISO/IEC TS 4213 6.3.6-6.3.9), log_loss and brier
+        (:func:`metrics_core.curves.probability_losses`); nan where undefined (a class absent,
+        scores outside [0, 1]).
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]))
+    >>> score_metrics(sc)["auroc"]
+    1.0
+    """
     if sc is None:
         return {}
     out = ranking_areas(sc.pos, sc.neg)
@@ -105,5 +206,20 @@ def score_metrics(sc: ScoreCounts | None, prob_scores: bool = True) -> dict:
 
 
 def as_floats(d: dict) -> dict:
-    """Scalars of a metric dict as Python floats (0-d arrays and numpy scalars included)."""
+    """Scalars of a metric dict as Python floats (0-d arrays and numpy scalars included).
+
+    Parameters
+    ----------
+    d : dict
+        Metric name -> scalar (float, numpy scalar or 0-d array).
+
+    Returns
+    -------
+    dict of str to float
+
+    Examples
+    --------
+    >>> as_floats({"a": np.float64(0.5), "b": np.array(2)})
+    {'a': 0.5, 'b': 2.0}
+    """
     return {k: float(v) for k, v in d.items()}

@@ -26,18 +26,40 @@ def _descending(pos, neg):
 
 
 def ranking_areas(pos, neg) -> dict:
-    """AUROC, average precision and the trapezoid area under PR, in one pass over the distinct
-    scores (ascending order on the last axis; leading axes are bootstrap replicates).
+    """AUROC, average precision and the trapezoid area under PR, in one pass over the distinct scores.
 
-    With thresholds at the distinct scores, highest first, and cumulative counts tps/fps:
+    Parameters
+    ----------
+    pos, neg : array-like
+        Positive and negative counts (or weights) per distinct score, scores ascending on the
+        last axis; leading axes are independent tables (e.g. bootstrap replicates or classes).
 
-    - ``auroc`` = sum_k neg_k (2 tps_k - pos_k) / (2 P N): P(positive scores higher) + 1/2 P(tie),
-      the Mann-Whitney form of seed 003; exact integer arithmetic when unweighted;
+    Returns
+    -------
+    dict
+        ``auroc``, ``average_precision``, ``auprc_trapezoid``: floats for 1-D input, arrays of
+        the leading shape otherwise. nan when a class is absent (AUROC: P = 0 or N = 0) or
+        there are no positives (AP, trapezoid).
+
+    Notes
+    -----
+    ISO/IEC TS 4213 6.3.6-6.3.9. With thresholds at the distinct scores, highest first, and
+    cumulative counts tps/fps:
+
+    - ``auroc`` = sum_k neg_k (2 tps_k - pos_k) / (2 P N): P(positive scored higher) + 1/2
+      P(tie), the Mann-Whitney U / (P N) (Hanley & McNeil 1982); exact integer arithmetic when
+      unweighted and 1-D;
     - ``average_precision`` = sum_k pos_k precision_k / P (scikit-learn's step-wise sum);
     - ``auprc_trapezoid`` = trapezoid rule over the PR points starting at (recall 0, precision 1).
 
-    nan when a class is absent (AUROC) or there are no positives (AP, trapezoid). A 1-D input
-    is processed in blocks of ``BLOCK`` distinct scores so that temporaries stay small.
+    A 1-D input is processed in blocks of ``BLOCK`` distinct scores so that temporaries stay
+    small.
+
+    Examples
+    --------
+    >>> areas = ranking_areas(np.array([0, 1, 1]), np.array([1, 1, 0]))
+    >>> areas["auroc"], round(areas["average_precision"], 4)
+    (0.875, 0.8333)
     """
     pos = np.asarray(pos)
     neg = np.asarray(neg)
@@ -82,17 +104,69 @@ def ranking_areas(pos, neg) -> dict:
 
 
 def auroc_from_counts(pos, neg):
-    """AUROC from counts per distinct score (ascending): see :func:`ranking_areas`."""
+    """AUROC from counts per distinct score (ascending): the ``auroc`` of :func:`ranking_areas`.
+
+    Parameters
+    ----------
+    pos, neg : array-like
+        Positive and negative counts per distinct score, scores ascending on the last axis.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        P(positive scored higher) + 1/2 P(tie) (Hanley & McNeil 1982); nan when P or N is 0.
+
+    Examples
+    --------
+    >>> auroc_from_counts(np.array([0, 1, 1]), np.array([1, 1, 0]))
+    0.875
+    """
     return ranking_areas(pos, neg)["auroc"]
 
 
 def average_precision_from_counts(pos, neg):
-    """Average precision from counts per distinct score (ascending): see :func:`ranking_areas`."""
+    """Average precision from counts per distinct score (ascending), as :func:`ranking_areas`.
+
+    Parameters
+    ----------
+    pos, neg : array-like
+        Positive and negative counts per distinct score, scores ascending on the last axis.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        sum_k pos_k precision_k / P (scikit-learn's ``average_precision_score``); nan when
+        P = 0.
+
+    Examples
+    --------
+    >>> round(average_precision_from_counts(np.array([0, 1, 1]), np.array([1, 1, 0])), 4)
+    0.8333
+    """
     return ranking_areas(pos, neg)["average_precision"]
 
 
 def roc_curve(sc: ScoreCounts):
-    """(fpr, tpr, thresholds) from (0, 0) with threshold +inf; nan rates when a class is absent."""
+    """ROC curve: (fpr, tpr, thresholds), thresholds at the distinct scores, highest first.
+
+    Parameters
+    ----------
+    sc : ScoreCounts
+        Exact score counts.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        False and true positive rates from (0, 0) with threshold +inf (scikit-learn's
+        ``roc_curve(drop_intermediate=False)``; ISO/IEC TS 4213 6.3.6); tpr is nan everywhere
+        without positives, fpr without negatives.
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]))
+    >>> [a.tolist() for a in roc_curve(sc)]
+    [[0.0, 0.0, 0.0, 1.0], [0.0, 0.5, 1.0, 1.0], [inf, 0.9, 0.6, 0.2]]
+    """
     tps, fps, _, _ = _descending(sc.pos, sc.neg)
     p, n = (tps[-1], fps[-1]) if tps.size else (0, 0)
     tpr = np.concatenate(([0.0], np.asarray(ratio(tps, np.full(tps.shape, p)), float).reshape(-1)))
@@ -106,11 +180,27 @@ def roc_curve(sc: ScoreCounts):
 
 
 def pr_curve(sc: ScoreCounts):
-    """(recall, precision, thresholds) ordered as scikit-learn's ``precision_recall_curve``.
+    """Precision-recall curve: (recall, precision, thresholds) as scikit-learn orders them.
 
-    Thresholds ascend over the distinct scores; the last point is (recall 0, precision 1) and
-    gets threshold +inf so that the three arrays have equal length (``thresholds[:-1]`` equals
-    scikit-learn's). With no positives recall is 1 everywhere, as in scikit-learn.
+    Parameters
+    ----------
+    sc : ScoreCounts
+        Exact score counts.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Thresholds ascend over the distinct scores; the last point is (recall 0, precision 1)
+        and gets threshold +inf so that the three arrays have equal length
+        (``thresholds[:-1]`` equals scikit-learn's ``precision_recall_curve``; ISO/IEC TS 4213
+        6.3.8). With no positives recall is 1 everywhere, as in scikit-learn; a 0/0 precision
+        is 0.
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]))
+    >>> [a.tolist() for a in pr_curve(sc)][:2]
+    [[1.0, 1.0, 0.5, 0.0], [0.6666666666666666, 1.0, 1.0, 1.0]]
     """
     tps, fps, _, _ = _descending(sc.pos.astype(np.float64), sc.neg.astype(np.float64))
     precision = np.asarray(ratio(tps, tps + fps), float).reshape(-1)
@@ -122,7 +212,25 @@ def pr_curve(sc: ScoreCounts):
 
 
 def gain_curve(sc: ScoreCounts):
-    """Cumulative gain: (fraction of rows predicted positive, TPR, thresholds), from (0, 0)."""
+    """Cumulative gain curve: (fraction of rows predicted positive, TPR, thresholds), from (0, 0).
+
+    Parameters
+    ----------
+    sc : ScoreCounts
+        Exact score counts.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        Thresholds from +inf down the distinct scores; the fraction is nan for an empty
+        statistic and the TPR nan without positives (ISO/IEC TS 4213 6.3.9).
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1, 0]), np.array([0.2, 0.6, 0.9, 0.1]))
+    >>> [a.tolist() for a in gain_curve(sc)][:2]
+    [[0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 0.5, 1.0, 1.0, 1.0]]
+    """
     tps, fps, _, _ = _descending(sc.pos.astype(np.float64), sc.neg.astype(np.float64))
     total = tps[-1] + fps[-1] if tps.size else 0.0
     frac = np.concatenate(([0.0], tps + fps)) / total if total else np.full(tps.size + 1, np.nan)
@@ -131,34 +239,54 @@ def gain_curve(sc: ScoreCounts):
 
 
 def lift_curve(sc: ScoreCounts):
-    """Lift: (fraction predicted positive, TPR / fraction, thresholds); starts at the first
-    threshold because lift at fraction 0 is undefined."""
+    """Lift curve: (fraction predicted positive, TPR / fraction, thresholds).
+
+    Parameters
+    ----------
+    sc : ScoreCounts
+        Exact score counts.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        The :func:`gain_curve` points without the first: lift at fraction 0 is 0/0
+        (undefined). nan where the gain is nan.
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1, 0]), np.array([0.2, 0.6, 0.9, 0.1]))
+    >>> lift_curve(sc)[1].tolist()
+    [2.0, 2.0, 1.3333333333333333, 1.0]
+    """
     frac, tpr, thresholds = gain_curve(sc)
     return frac[1:], np.asarray(ratio(tpr[1:], frac[1:]), float).reshape(-1), thresholds[1:]
 
 
-def trapezoid_area(x, y):
-    """Area under the polyline through (x, y) by the trapezoid rule, for either x direction."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.size < 2:
-        return float("nan")
-    return float(abs(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2.0)))
-
-
-def confusion_at(sc: ScoreCounts, threshold: float):
-    """(tp, fp, fn, tn) when a row is predicted positive iff score >= threshold."""
-    i = np.searchsorted(sc.scores, threshold, side="left")
-    tp = sc.pos[i:].sum()
-    fp = sc.neg[i:].sum()
-    return tp, fp, sc.pos.sum() - tp, sc.neg.sum() - fp
-
-
 def probability_losses(sc: ScoreCounts):
-    """(log_loss, brier) from the distinct scores; nan with a warning when a score is outside [0, 1].
+    """Log loss and Brier score from the distinct scores, in blocks of ``BLOCK`` scores.
 
-    log loss = -sum(pos log p + neg log(1 - p)) / total with p clipped to [eps, 1 - eps], eps the
-    float64 machine epsilon, as scikit-learn 1.9 does; Brier = sum(pos (1 - s)^2 + neg s^2) / total.
+    Parameters
+    ----------
+    sc : ScoreCounts
+        Exact score counts; the scores must be probabilities of the positive class.
+
+    Returns
+    -------
+    (float, float)
+        ``(log_loss, brier)``; both nan with a RuntimeWarning when a score is outside [0, 1],
+        and nan for an empty statistic.
+
+    Notes
+    -----
+    log loss = -sum(pos log p + neg log(1 - p)) / total with p clipped to [eps, 1 - eps], eps
+    the float64 machine epsilon, as scikit-learn 1.9 does; Brier (1950) score
+    = sum(pos (1 - s)^2 + neg s^2) / total.
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1]), np.array([0.2, 0.6]))
+    >>> [round(x, 4) for x in probability_losses(sc)]
+    [0.367, 0.1]
     """
     s = sc.scores
     if s.size and (s[0] < 0 or s[-1] > 1):
@@ -188,9 +316,30 @@ def probability_losses(sc: ScoreCounts):
 
 
 def thin(x, y, thresholds, max_points: int = 1000):
-    """At most ``max_points`` points of a curve for plotting and logging, chosen evenly along
-    its path length; first and last points always kept. Areas are always computed from the
-    full statistic, never from a thinned curve."""
+    """At most ``max_points`` points of a curve for plotting and logging, evenly along its path.
+
+    Parameters
+    ----------
+    x, y : array-like
+        The curve's coordinates (nan treated as 0 for the path length).
+    thresholds : array-like
+        The threshold of each point.
+    max_points : int
+        Most points kept.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        The kept points (first and last always kept), unchanged when there are at most
+        ``max_points``. Areas are always computed from the full statistic, never from a
+        thinned curve.
+
+    Examples
+    --------
+    >>> x = np.linspace(0, 1, 5000)
+    >>> [a.size for a in thin(x, x ** 2, x, max_points=100)]
+    [100, 100, 100]
+    """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.size <= max_points:

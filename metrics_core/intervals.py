@@ -20,31 +20,13 @@ from metrics_core import formulas as f
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.counts import BinnedScoreCounts, ScoreCounts, fold_negative_runs
 from metrics_core.curves import ranking_areas
+from metrics_core.significance.proportions import wilson
 
+__all__ = ["MAX_BOOT_BINS", "class_auroc_replicates", "coarsen", "report_intervals", "score_replicates", "wilson"]
+
+#: Score bins of the coarsened ScoreCounts that the bootstrap resamples.
 MAX_BOOT_BINS = 512
 NO_INTERVAL = ("n", "tp", "fp", "fn", "tn")
-
-
-def wilson(successes, n, level: float = 0.95):
-    """Wilson score interval for a proportion; (nan, nan) when ``n == 0``.
-
-    ``(p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)`` with z the normal quantile.
-
-    >>> tuple(round(x, 6) for x in wilson(8, 10))
-    (0.490162, 0.943318)
-    """
-    k = np.asarray(successes, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    z = ndtri(0.5 + level / 2.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = k / n
-        denom = 1.0 + z * z / n
-        centre = (p + z * z / (2 * n)) / denom
-        half = z / denom * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-        lo, hi = centre - half, centre + half
-    if np.ndim(lo) == 0:
-        return (float(lo), float(hi)) if n > 0 else (float("nan"), float("nan"))
-    return np.where(n > 0, lo, np.nan), np.where(n > 0, hi, np.nan)
 
 
 def _percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
@@ -103,9 +85,33 @@ def _resample(counts: np.ndarray, n_rows, n_boot: int, rng, groups: bool = False
 def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: bool = True):
     """Group consecutive distinct scores into at most ``max_bins`` bins of about equal mass.
 
-    Returns ``(pos, neg, loss_pos, loss_neg, brier_pos, brier_neg)`` per bin: counts and the mean
-    per-row log loss / squared error of the positives and negatives in the bin (None without
-    ``losses``).
+    Parameters
+    ----------
+    sc : ScoreCounts
+        Exact score counts, scores ascending.
+    max_bins : int
+        Most bins returned; cuts fall where the cumulative count passes multiples of 1/max_bins.
+    losses : bool
+        Also return the per-bin mean losses (scores must then be probabilities).
+
+    Returns
+    -------
+    tuple of six arrays
+        ``(pos, neg, loss_pos, loss_neg, brier_pos, brier_neg)`` per bin: counts and the mean
+        per-row log loss / squared error of the positives and negatives in the bin (None
+        without ``losses``; nan for a bin without positives or negatives). Empty input gives
+        empty counts.
+
+    Notes
+    -----
+    Log loss with scores clipped to [eps, 1 - eps] as :func:`metrics_core.curves.probability_losses`;
+    Brier score (Brier 1950) as the squared error of the score.
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1, 0]), np.array([0.1, 0.4, 0.8, 0.9]))
+    >>> [b.tolist() for b in coarsen(sc, max_bins=2, losses=False)[:2]]
+    [[1.0, 1.0], [1.0, 1.0]]
     """
     cnt = sc.pos + sc.neg
     if cnt.size > max_bins:
@@ -131,7 +137,40 @@ def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: bool = True)
 
 
 def score_replicates(sc, n_rows: int, n_boot: int, rng, prob: bool = True) -> dict:
-    """Bootstrap replicates of auroc, average_precision, auprc_trapezoid, log_loss and brier."""
+    """Bootstrap replicates of auroc, average_precision, auprc_trapezoid, log_loss and brier.
+
+    Parameters
+    ----------
+    sc : ScoreCounts or BinnedScoreCounts
+        Score counts of all rows.
+    n_rows : int
+        Rows behind the statistic (the multinomial sample size of a replicate).
+    n_boot : int
+        Number of replicates.
+    rng : numpy.random.Generator
+        Random source.
+    prob : bool
+        Scores are probabilities: add log_loss and brier.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``(n_boot,)`` replicates per metric; nan where a replicate leaves the metric undefined
+        (a class absent).
+
+    Notes
+    -----
+    Percentile bootstrap (Efron & Tibshirani 1993) on the statistic: the counts of
+    :func:`coarsen` bins are resampled multinomially, the areas come from
+    :func:`metrics_core.curves.ranking_areas`, and the shift that the coarsening causes is
+    added back so the replicates are centred on the exact value.
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1, 0]), np.array([0.1, 0.4, 0.8, 0.9]))
+    >>> score_replicates(sc, 4, 3, np.random.default_rng(0))["auroc"].shape
+    (3,)
+    """
     if isinstance(sc, BinnedScoreCounts):
         sc = sc.as_score_counts()
     bp, bn, lp, ln, sp, sn = coarsen(sc, losses=prob)
@@ -151,12 +190,34 @@ def score_replicates(sc, n_rows: int, n_boot: int, rng, prob: bool = True) -> di
 
 
 def class_auroc_replicates(class_scores, n_boot: int, rng) -> np.ndarray:
-    """``(n_boot, K)`` bootstrap replicates of the one-vs-rest AUROC of each class, centred on
-    the exact values (each class's coarsened score counts resampled as one group).
+    """Bootstrap replicates of the one-vs-rest AUROC of each class, centred on the exact values.
 
-    Exact counts are folded first (:func:`~metrics_core.counts.fold_negative_runs`): a one-pass
-    and a class-at-a-time scan then give the same interval. The multinomial law of a folded cell
-    is that of the sum of the cells it replaces.
+    Parameters
+    ----------
+    class_scores : sequence of ScoreCounts or BinnedScoreCounts
+        One-vs-rest score counts of each of the K classes.
+    n_boot : int
+        Number of replicates.
+    rng : numpy.random.Generator
+        Random source.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_boot, K)
+        Replicates; nan for a class without positives or negatives.
+
+    Notes
+    -----
+    Each class's coarsened score counts (:func:`coarsen`) are resampled as one multinomial
+    group. Exact counts are folded first (:func:`~metrics_core.counts.fold_negative_runs`): a
+    one-pass and a class-at-a-time scan then give the same interval. The multinomial law of a
+    folded cell is that of the sum of the cells it replaces.
+
+    Examples
+    --------
+    >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1, 0]), np.array([0.1, 0.4, 0.8, 0.9]))
+    >>> class_auroc_replicates([sc, sc], 5, np.random.default_rng(0)).shape
+    (5, 2)
     """
     class_scores = [sc if isinstance(sc, BinnedScoreCounts) else fold_negative_runs(sc) for sc in class_scores]
     coarse = [coarsen(sc.as_score_counts() if isinstance(sc, BinnedScoreCounts) else sc, losses=False)[:2]
@@ -193,61 +254,108 @@ def _wilson_map(tp, fp, fn, tn, scale, level, keys) -> dict:
     return {out: wilson(table[src][0] * scale, table[src][1] * scale, level) for out, src in keys.items()}
 
 
+def _binary_intervals(report, s, level, n_boot, rng) -> tuple[dict, dict, dict]:
+    """(Wilson intervals, bootstrap replicates, other intervals) of a binary report."""
+    o = report.options
+    m = s.confusion.matrix.astype(np.float64)
+    total = m.sum()
+    scale = s.n_rows / total if total else 1.0
+    tn, fp, fn, tp = m.ravel()
+    wil = _wilson_map(tp, fp, fn, tn, scale, level, {k: k for k in (
+        "accuracy", "error_rate", "precision", "recall", "specificity", "fpr", "fnr", "npv", "prevalence")})
+    reps = binary_confusion_metrics(_resample(m, s.n_rows, n_boot, rng), o.get("beta", 1.0), o.get("cost_matrix"))
+    if s.scores is not None:
+        reps.update(score_replicates(s.scores, s.n_rows, n_boot, rng,
+                                     not np.isnan(report.metrics.get("log_loss", np.nan))))
+    return wil, reps, {}
+
+
+def _multiclass_intervals(report, s, level, n_boot, rng) -> tuple[dict, dict, dict]:
+    """(Wilson intervals, bootstrap replicates, other intervals) of a multiclass report."""
+    o = report.options
+    m = s.confusion.matrix.astype(np.float64)
+    total = m.sum()
+    scale = s.n_rows / total if total else 1.0
+    tp = np.trace(m)
+    wil = {k: wilson(tp * scale, total * scale, level) for k in ("accuracy", "precision_micro", "recall_micro")}
+    wil["error_rate"] = wilson((total - tp) * scale, total * scale, level)
+    reps, _ = multiclass_confusion_metrics(_resample(m, s.n_rows, n_boot, rng), o.get("beta", 1.0),
+                                           o.get("cost_matrix"))
+    out = {}
+    if s.scores is not None:
+        per = class_auroc_replicates(s.scores, n_boot, rng)
+        support = m.sum(axis=1)
+        reps["auroc_ovr_macro"], _ = f.nanmean_count(per)
+        reps["auroc_ovr_weighted"], _ = f.nanmean_count(per, support)
+        out["log_loss"] = _clt(s.log_loss.total, s.log_loss.total_sq, s.log_loss.weight, s.n_rows, level, (0.0, np.inf))
+    return wil, reps, out
+
+
+def _multilabel_intervals(report, s, level, n_boot, rng) -> tuple[dict, dict, dict]:
+    """(Wilson intervals, bootstrap replicates, CLT intervals of per-sample means) of a multilabel report."""
+    m = s.label_confusion.astype(np.float64)
+    fp, fn, tp = m[:, 0, 1], m[:, 1, 0], m[:, 1, 1]
+    n_labels = m.shape[0]
+    wil = {"hamming_loss": wilson((fp + fn).sum(), s.n_rows * n_labels, level),
+           "precision_micro": wilson(tp.sum(), (tp + fp).sum(), level),
+           "recall_micro": wilson(tp.sum(), (tp + fn).sum(), level)}
+    k, _, n = s.sample_sums["exact_match"]
+    wil["exact_match_ratio"] = wilson(k, n, level)
+    out = {}
+    for name in ("jaccard", "precision", "recall", "f1"):
+        t, t2, d = s.sample_sums[name]
+        out[f"{name}_samples"] = _clt(t, t2, d, d, level, (0.0, 1.0))
+    rep = _resample(m, s.n_rows, n_boot, rng, groups=True)  # (B, L, 2, 2)
+    rfp, rfn, rtp = rep[..., 0, 1], rep[..., 1, 0], rep[..., 1, 1]
+    reps = {"f1_micro": f.fbeta(rtp.sum(-1), rfp.sum(-1), rfn.sum(-1))}
+    for name, vals in (("precision", f.ratio(rtp, rtp + rfp)), ("recall", f.ratio(rtp, rtp + rfn)),
+                       ("f1", f.fbeta(rtp, rfp, rfn))):
+        reps[f"{name}_macro"], _ = f.nanmean_count(vals)
+    return wil, reps, out
+
+
 def report_intervals(report) -> dict:
-    """All intervals of a report (see module docstring); keys without an interval are omitted."""
+    """All confidence intervals of a report at ``report.options["level"]``.
+
+    Parameters
+    ----------
+    report : Report
+        A binary, multiclass or multilabel report; its options give ``level``, ``n_boot``,
+        ``seed``, ``beta`` and ``cost_matrix``.
+
+    Returns
+    -------
+    dict of str to (float, float)
+        Metric key -> (low, high), in the order of ``report.metrics``; keys without an interval
+        (counts) are omitted; (nan, nan) where the metric is undefined (Wilson with a zero
+        denominator, or every bootstrap replicate nan).
+
+    Notes
+    -----
+    ISO/IEC TS 4213 clause 7: :func:`wilson` for proportions with each metric's own
+    denominator, a seeded percentile bootstrap of the statistics for the others, a normal
+    (central limit) interval for per-row means (multiclass log loss, per-sample multilabel
+    metrics). See the module docstring for weighted data.
+
+    Examples
+    --------
+    >>> from metrics_core import binary_report
+    >>> r = binary_report([0, 1, 1, 0, 1], y_pred=[0, 1, 0, 0, 1], n_boot=50)
+    >>> [round(x, 4) for x in report_intervals(r)["accuracy"]]
+    [0.3755, 0.9638]
+    """
     from metrics_core.stats import BinaryStats, MulticlassStats, MultilabelStats
 
     o = report.options
     level, n_boot = o.get("level", 0.95), o.get("n_boot", 1000)
     rng = np.random.default_rng(o.get("seed", 0))
     s = report.stats
-    out: dict = {}
-    if isinstance(s, BinaryStats):
-        m = s.confusion.matrix.astype(np.float64)
-        total = m.sum()
-        scale = s.n_rows / total if total else 1.0
-        tn, fp, fn, tp = m.ravel()
-        wil = _wilson_map(tp, fp, fn, tn, scale, level, {k: k for k in (
-            "accuracy", "error_rate", "precision", "recall", "specificity", "fpr", "fnr", "npv", "prevalence")})
-        reps = binary_confusion_metrics(_resample(m, s.n_rows, n_boot, rng), o.get("beta", 1.0), o.get("cost_matrix"))
-        if s.scores is not None:
-            reps.update(score_replicates(s.scores, s.n_rows, n_boot, rng,
-                                         not np.isnan(report.metrics.get("log_loss", np.nan))))
-    elif isinstance(s, MulticlassStats):
-        m = s.confusion.matrix.astype(np.float64)
-        total = m.sum()
-        scale = s.n_rows / total if total else 1.0
-        tp = np.trace(m)
-        wil = {k: wilson(tp * scale, total * scale, level) for k in ("accuracy", "precision_micro", "recall_micro")}
-        wil["error_rate"] = wilson((total - tp) * scale, total * scale, level)
-        reps, _ = multiclass_confusion_metrics(_resample(m, s.n_rows, n_boot, rng), o.get("beta", 1.0),
-                                               o.get("cost_matrix"))
-        if s.scores is not None:
-            per = class_auroc_replicates(s.scores, n_boot, rng)
-            support = m.sum(axis=1)
-            reps["auroc_ovr_macro"], _ = f.nanmean_count(per)
-            reps["auroc_ovr_weighted"], _ = f.nanmean_count(per, support)
-            out["log_loss"] = _clt(s.log_loss.total, s.log_loss.total_sq, s.log_loss.weight, s.n_rows, level, (0.0, np.inf))
-    elif isinstance(s, MultilabelStats):
-        m = s.label_confusion.astype(np.float64)
-        tn, fp, fn, tp = m[:, 0, 0], m[:, 0, 1], m[:, 1, 0], m[:, 1, 1]
-        n_labels = m.shape[0]
-        wil = {"hamming_loss": wilson((fp + fn).sum(), s.n_rows * n_labels, level),
-               "precision_micro": wilson(tp.sum(), (tp + fp).sum(), level),
-               "recall_micro": wilson(tp.sum(), (tp + fn).sum(), level)}
-        k, _, n = s.sample_sums["exact_match"]
-        wil["exact_match_ratio"] = wilson(k, n, level)
-        for name in ("jaccard", "precision", "recall", "f1"):
-            t, t2, d = s.sample_sums[name]
-            out[f"{name}_samples"] = _clt(t, t2, d, d, level, (0.0, 1.0))
-        rep = _resample(m, s.n_rows, n_boot, rng, groups=True)  # (B, L, 2, 2)
-        rtn, rfp, rfn, rtp = rep[..., 0, 0], rep[..., 0, 1], rep[..., 1, 0], rep[..., 1, 1]
-        reps = {"f1_micro": f.fbeta(rtp.sum(-1), rfp.sum(-1), rfn.sum(-1))}
-        for name, vals in (("precision", f.ratio(rtp, rtp + rfp)), ("recall", f.ratio(rtp, rtp + rfn)),
-                           ("f1", f.fbeta(rtp, rfp, rfn))):
-            reps[f"{name}_macro"], _ = f.nanmean_count(vals)
-    else:  # pragma: no cover - every report kind is handled above
+    steps = {BinaryStats: _binary_intervals, MulticlassStats: _multiclass_intervals,
+             MultilabelStats: _multilabel_intervals}
+    step = next((fn for kind, fn in steps.items() if isinstance(s, kind)), None)
+    if step is None:  # pragma: no cover - every report kind is handled above
         raise TypeError(f"No intervals for statistics of type {type(s).__name__}.")
+    wil, reps, out = step(report, s, level, n_boot, rng)
     for key, vals in reps.items():
         if key in NO_INTERVAL or key.startswith("n_undefined") or key not in report.metrics:
             continue

@@ -20,16 +20,29 @@ GROUPS = ("false_positive", "false_negative", "classified_positive")
 
 @dataclass(frozen=True)
 class PriceImpact:
-    """Annex E for each assessed class.
+    """The price impact of classification errors for each assessed class (ONS Annex E).
 
-    ``distributions``: one row per (class, group), group one of "false_positive",
-    "false_negative", "classified_positive", each compared with the labelled positives of the
-    class: n, n_labelled, ks_statistic, ks_p_value, ks_p_adjusted (BH over the table), mean,
-    labelled_mean, mean_difference, median, labelled_median, median_difference (group minus
-    labelled). ``index``: one row per class (None without base prices): n_labelled,
-    n_classified, index_labelled, index_classified, bias = index_classified - index_labelled,
-    relative_bias = index_classified / index_labelled - 1. ``figures``: the largest absolute
-    bias and KS statistic, for logging.
+    Parameters
+    ----------
+    distributions : polars.DataFrame
+        One row per (class, group), group one of "false_positive", "false_negative",
+        "classified_positive", each compared with the labelled positives of the class: n,
+        n_labelled, ks_statistic, ks_p_value, ks_p_adjusted (BH over the table), ks_reject,
+        mean, labelled_mean, mean_difference, median, labelled_median, median_difference
+        (group minus labelled; nan for an empty group).
+    index : polars.DataFrame or None
+        One row per class (None without base prices): n_labelled, n_classified,
+        index_labelled, index_classified, bias = index_classified - index_labelled,
+        relative_bias = index_classified / index_labelled - 1.
+    formula : str
+        The elementary index formula used.
+    figures : dict
+        max_ks_statistic, n_ks_rejected and (with an index) max_abs_index_bias, for logging.
+
+    Examples
+    --------
+    >>> price_impact([1, 1, 0, 0], [1, 0, 1, 0], [10, 20, 30, 5], pos_label=1).figures["n_ks_rejected"]
+    0
     """
 
     distributions: pl.DataFrame
@@ -53,7 +66,27 @@ def _prices(x: Any, name: str) -> np.ndarray:
 def price_index(base_price: Any, price: Any, weight: Any = None, formula: str = "jevons") -> float:
     """Elementary price index between two periods over matched items (1.0 = no change).
 
-    With price relatives r_i = p1_i / p0_i and, when ``weight`` is given, shares
+    Parameters
+    ----------
+    base_price : array-like of float
+        Base-period price of each item (> 0).
+    price : array-like of float
+        Current-period price of the same items (> 0).
+    weight : array-like of float, optional
+        Expenditure weight of each item (>= 0), e.g. base-period expenditure.
+    formula : {"jevons", "dutot", "carli"}
+        The elementary aggregate formula.
+
+    Returns
+    -------
+    float
+        The index; nan (with a warning) when the items have zero total weight.
+
+    Notes
+    -----
+    The elementary aggregates of the CPI manual (ILO/IMF/OECD/UN/Eurostat/World Bank 2004,
+    ch. 20) as the ONS guidance Annex E uses them. With price relatives r_i = p1_i / p0_i and,
+    when ``weight`` is given, shares
     s_i = w_i / sum w (e.g. base-period expenditure):
 
     - ``jevons``: geometric mean of relatives, ``prod r_i^(1/n)``; weighted:
@@ -63,8 +96,8 @@ def price_index(base_price: Any, price: Any, weight: Any = None, formula: str = 
     - ``dutot``: ratio of average prices, ``sum p1_i / sum p0_i``; unweighted by definition, so
       weights are an error.
 
-    Zero total weight gives nan with a warning.
-
+    Examples
+    --------
     >>> price_index([10, 10, 10], [10, 20, 40])
     2.0
     >>> round(price_index([10, 10, 10], [10, 20, 40], formula="dutot"), 4)
@@ -120,6 +153,73 @@ def _describe(x: np.ndarray) -> tuple[float, float]:
     return (float(x.mean()), float(np.median(x))) if x.size else (float("nan"), float("nan"))
 
 
+def _impact_inputs(y_true, y_pred, price, base_price, weight, labels, pos_label, formula):
+    """Checked (y_true, y_pred, price, base_price, weight, classes) of :func:`price_impact`."""
+    if formula not in FORMULAS:
+        raise InputError(f"formula: expected one of {FORMULAS}, got {formula!r}.")
+    if labels is not None and pos_label is not None:
+        raise InputError("labels, pos_label: give one of them (pos_label=c is labels=[c]).")
+    t = to_numpy(y_true, "y_true")
+    p = to_numpy(y_pred, "y_pred")
+    x = _prices(price, "price")
+    p0 = None if base_price is None else _prices(base_price, "base_price")
+    n = check_lengths(y_true=t, y_pred=p, price=x, base_price=p0)
+    w = _weights(weight, n)
+    if formula == "dutot" and w is not None and p0 is not None:
+        raise InputError("weight: the Dutot index is unweighted by definition; use formula='jevons' or "
+                         "'carli' with expenditure weights, or drop the weights.")
+    if pos_label is not None:
+        labels = [pos_label]
+    if (t.dtype.kind in "biuf") != (p.dtype.kind in "biuf"):
+        raise InputError(f"y_true, y_pred: the label values cannot be compared (dtype {t.dtype} vs {p.dtype}); "
+                         "use one label type in both, e.g. all strings.")
+    classes = np.unique(np.concatenate([t, p])) if labels is None else list(labels)
+    if len(classes) == 0:
+        raise InputError("labels: the class list is empty. Give at least one class to assess.")
+    return t, p, x, p0, w, classes
+
+
+def _distribution_rows(c: Any, lab: np.ndarray, cls: np.ndarray, x: np.ndarray) -> list[dict]:
+    """Prices of the false positives, false negatives and classified positives of class c vs its labelled ones."""
+    ref = x[lab]
+    ref_mean, ref_median = _describe(ref)
+    rows = []
+    for group, mask in zip(GROUPS, (cls & ~lab, lab & ~cls, cls)):
+        g = x[mask]
+        mean, median = _describe(g)
+        if g.size and ref.size:
+            res = drift.ks(ref, g)
+            d, pv = float(res.statistic), float(res.p_value)
+        else:
+            d = pv = float("nan")
+        rows.append({"class": _py(c), "group": group, "n": int(g.size), "n_labelled": int(ref.size),
+                     "ks_statistic": d, "ks_p_value": pv, "mean": mean, "labelled_mean": ref_mean,
+                     "mean_difference": mean - ref_mean, "median": median, "labelled_median": ref_median,
+                     "median_difference": median - ref_median})
+    return rows
+
+
+def _index_row(c: Any, lab: np.ndarray, cls: np.ndarray, x: np.ndarray, p0: np.ndarray, w: np.ndarray | None,
+               formula: str) -> dict:
+    """The index over the classified positives of class c minus the index over its labelled positives."""
+    il = _index(p0[lab], x[lab], None if w is None else w[lab], formula)
+    ic = _index(p0[cls], x[cls], None if w is None else w[cls], formula)
+    return {"class": _py(c), "formula": formula, "n_labelled": int(lab.sum()), "n_classified": int(cls.sum()),
+            "index_labelled": il, "index_classified": ic, "bias": ic - il,
+            "relative_bias": ic / il - 1 if il == il else float("nan")}
+
+
+def _figures(distributions: pl.DataFrame, index: pl.DataFrame | None) -> dict:
+    """The largest KS statistic, the number of rejections and the largest absolute index bias."""
+    ks = distributions["ks_statistic"].to_numpy()
+    figures = {"max_ks_statistic": float(np.nanmax(ks)) if np.isfinite(ks).any() else float("nan"),
+               "n_ks_rejected": int(distributions["ks_reject"].sum())}
+    if index is not None:
+        bias = index["bias"].to_numpy()
+        figures["max_abs_index_bias"] = float(np.nanmax(np.abs(bias))) if np.isfinite(bias).any() else float("nan")
+    return figures
+
+
 def price_impact(y_true: Any, y_pred: Any, price: Any, *, base_price: Any = None, weight: Any = None,
                  labels: Sequence | None = None, pos_label: Any = None, formula: str = "jevons",
                  alpha: float = 0.05) -> PriceImpact:
@@ -137,7 +237,8 @@ def price_impact(y_true: Any, y_pred: Any, price: Any, *, base_price: Any = None
     using expenditure ``weight`` where given.
 
     An empty group (no false positives, a class never labelled) gives nan statistics, with one
-    warning that counts them.
+    warning that counts them; their p-values stay nan and out of the BH adjustment
+    (:func:`metrics_core.significance.correct`).
 
     Parameters
     ----------
@@ -160,6 +261,7 @@ def price_impact(y_true: Any, y_pred: Any, price: Any, *, base_price: Any = None
     Returns
     -------
     PriceImpact
+        Distributions per (class, group), index bias per class and summary figures.
 
     Examples
     --------
@@ -168,69 +270,19 @@ def price_impact(y_true: Any, y_pred: Any, price: Any, *, base_price: Any = None
     >>> out.index.select("index_labelled", "index_classified", "bias").row(0)
     (2.0, 1.0, -1.0)
     """
-    if formula not in FORMULAS:
-        raise InputError(f"formula: expected one of {FORMULAS}, got {formula!r}.")
-    if labels is not None and pos_label is not None:
-        raise InputError("labels, pos_label: give one of them (pos_label=c is labels=[c]).")
-    t = to_numpy(y_true, "y_true")
-    p = to_numpy(y_pred, "y_pred")
-    x = _prices(price, "price")
-    p0 = None if base_price is None else _prices(base_price, "base_price")
-    n = check_lengths(y_true=t, y_pred=p, price=x, base_price=p0)
-    w = _weights(weight, n)
-    if formula == "dutot" and w is not None and p0 is not None:
-        raise InputError("weight: the Dutot index is unweighted by definition; use formula='jevons' or "
-                         "'carli' with expenditure weights, or drop the weights.")
-    if pos_label is not None:
-        labels = [pos_label]
-    if (t.dtype.kind in "biuf") != (p.dtype.kind in "biuf"):
-        raise InputError(f"y_true, y_pred: the label values cannot be compared (dtype {t.dtype} vs {p.dtype}); "
-                         "use one label type in both, e.g. all strings.")
-    classes = np.unique(np.concatenate([t, p])) if labels is None else list(labels)
-    if len(classes) == 0:
-        raise InputError("labels: the class list is empty. Give at least one class to assess.")
-    dist, idx, empty = [], [], []
+    t, p, x, p0, w, classes = _impact_inputs(y_true, y_pred, price, base_price, weight, labels, pos_label, formula)
+    dist, idx = [], []
     for c in classes:
-        lab, cls = t == c, p == c
-        ref = x[lab]
-        ref_mean, ref_median = _describe(ref)
-        for group, mask in zip(GROUPS, (cls & ~lab, lab & ~cls, cls)):
-            g = x[mask]
-            mean, median = _describe(g)
-            if g.size and ref.size:
-                res = drift.ks(ref, g)
-                d, pv = float(res.statistic), float(res.p_value)
-            else:
-                d = pv = float("nan")
-                empty.append((c, group))
-            dist.append({"class": _py(c), "group": group, "n": int(g.size), "n_labelled": int(ref.size),
-                         "ks_statistic": d, "ks_p_value": pv, "mean": mean, "labelled_mean": ref_mean,
-                         "mean_difference": mean - ref_mean, "median": median, "labelled_median": ref_median,
-                         "median_difference": median - ref_median})
+        dist.extend(_distribution_rows(c, t == c, p == c, x))
         if p0 is not None:
-            il = _index(p0[lab], x[lab], None if w is None else w[lab], formula)
-            ic = _index(p0[cls], x[cls], None if w is None else w[cls], formula)
-            idx.append({"class": _py(c), "formula": formula, "n_labelled": int(lab.sum()),
-                        "n_classified": int(cls.sum()), "index_labelled": il, "index_classified": ic,
-                        "bias": ic - il, "relative_bias": ic / il - 1 if il == il else float("nan")})
+            idx.append(_index_row(c, t == c, p == c, x, p0, w, formula))
+    empty = [(r["class"], r["group"]) for r in dist if np.isnan(r["ks_statistic"])]
     if empty:
         c, g = empty[0]
-        warnings.warn(f"price_impact: {len(empty)} comparison(s) have an empty group (e.g. class {_py(c)!r}, "
+        warnings.warn(f"price_impact: {len(empty)} comparison(s) have an empty group (e.g. class {c!r}, "
                       f"{g.replace('_', ' ')}); their KS statistics are nan.", stacklevel=2)
-    distributions = pl.DataFrame(dist)
-    pv = distributions["ks_p_value"].to_numpy()
-    ok = np.isfinite(pv)
-    adjusted, reject = np.full(pv.size, np.nan), np.zeros(pv.size, dtype=bool)
-    if ok.any():
-        res = correct(pv[ok], "bh", alpha)
-        adjusted[ok], reject[ok] = res.p_adjusted, res.reject
-    distributions = distributions.insert_column(6, pl.Series("ks_p_adjusted", adjusted)) \
+    adjusted, reject = correct(np.array([r["ks_p_value"] for r in dist]), "bh", alpha)
+    distributions = pl.DataFrame(dist).insert_column(6, pl.Series("ks_p_adjusted", adjusted)) \
         .insert_column(7, pl.Series("ks_reject", reject))
     index = pl.DataFrame(idx) if idx else None
-    figures = {"max_ks_statistic": float(np.nanmax(distributions["ks_statistic"].to_numpy()))
-               if ok.any() else float("nan"),
-               "n_ks_rejected": int(reject.sum())}
-    if index is not None:
-        bias = index["bias"].to_numpy()
-        figures["max_abs_index_bias"] = float(np.nanmax(np.abs(bias))) if np.isfinite(bias).any() else float("nan")
-    return PriceImpact(distributions, index, formula, figures)
+    return PriceImpact(distributions, index, formula, _figures(distributions, index))

@@ -14,18 +14,38 @@ from scipy import stats
 
 from metrics_core._validate import to_numpy
 from metrics_core.errors import InputError, bad_rows
-from metrics_core.significance import proportion_interval
+from metrics_core.significance import wilson
 
 
 @dataclass(frozen=True)
 class ManualCheckPlan:
     """What to label by hand: the sample size, its allocation to strata and the rows drawn.
 
-    ``n`` is the sample size the margin needs (after the finite-population correction),
-    ``n_sample`` the rows actually drawn (``n`` plus any raise to ``min_per_stratum``).
-    ``allocation`` has one row per stratum: ``stratum``, ``population`` (N_h), ``sample`` (n_h)
-    and ``weight`` (N_h / N). ``sample`` holds the drawn rows: ``row`` (0-based index into the
-    population), ``stratum`` and, when the population was a table, its columns.
+    Parameters
+    ----------
+    n : int
+        The sample size the margin needs (after the finite-population correction).
+    n0 : float
+        The sample size before the finite-population correction (:func:`sample_size`).
+    n_sample : int
+        The rows actually drawn (``n`` plus any raise to ``min_per_stratum``).
+    population_size : int
+        N, rows in the population.
+    margin, level, expected : float
+        The settings the plan was made with.
+    seed : int
+        Seed of the row draw.
+    allocation : polars.DataFrame
+        One row per stratum: ``stratum``, ``population`` (N_h), ``sample`` (n_h) and
+        ``weight`` (N_h / N).
+    sample : polars.DataFrame
+        The drawn rows: ``row`` (0-based index into the population), ``stratum`` and, when the
+        population was a table, its columns.
+
+    Examples
+    --------
+    >>> manual_check_plan(1000, 0.1).population_sizes
+    {'all': 1000}
     """
 
     n: int
@@ -47,13 +67,32 @@ class ManualCheckPlan:
 
 @dataclass(frozen=True)
 class SampleEstimate:
-    """A proportion metric estimated from a stratified sample.
+    """A proportion metric estimated from a stratified sample (:func:`estimate_from_sample`).
 
-    ``estimate`` = sum_h W_h p_h; ``std_error`` its stratified standard error with the
-    finite-population correction; ``[lower, upper]`` the interval at ``level`` by ``method``;
-    ``n_effective`` = p(1 - p) / variance (the Kish effective sample size used by the Wilson
-    interval). ``per_stratum`` has one row per stratum: stratum, population, sample, weight,
-    proportion, variance_term.
+    Parameters
+    ----------
+    estimate : float
+        sum_h W_h p_h.
+    lower, upper : float
+        The interval at ``level`` by ``method``; nan when the variance cannot be estimated.
+    std_error : float
+        The stratified standard error with the finite-population correction.
+    n : int
+        Labelled rows.
+    n_effective : float
+        p (1 - p) / variance, the Kish effective sample size used by the Wilson interval (inf
+        for a census).
+    level : float
+        Confidence level.
+    method : str
+        "wilson" or "normal".
+    per_stratum : polars.DataFrame
+        One row per stratum: stratum, population, sample, weight, proportion, variance_term.
+
+    Examples
+    --------
+    >>> estimate_from_sample([1, 0, 1, 1], population=100).estimate
+    0.75
     """
 
     estimate: float
@@ -68,6 +107,7 @@ class SampleEstimate:
 
 
 def _z(level: float) -> float:
+    """The two-sided normal critical value of a checked confidence level."""
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         raise InputError(f"level: the confidence level must be in (0, 1), got {level!r}. Use e.g. 0.95.")
     return float(stats.norm.ppf(0.5 + level / 2))
@@ -77,10 +117,31 @@ def sample_size(margin: float, level: float = 0.95, expected: float = 0.5,
                 population_size: int | None = None) -> tuple[int, float]:
     """Rows to label to estimate a proportion within +-``margin`` at confidence ``level``.
 
-    ``n0 = z^2 p (1 - p) / m^2`` (normal approximation, ``p`` = ``expected``, 0.5 is the worst
-    case) and, for a finite population of ``N`` rows, ``n = n0 / (1 + (n0 - 1) / N)``
-    (Cochran 1977, eq. 4.2), rounded up and capped at ``N``. Returns ``(n, n0)``.
+    Parameters
+    ----------
+    margin : float
+        Half-width of the interval wanted, in (0, 1).
+    level : float
+        Confidence level, in (0, 1).
+    expected : float
+        Anticipated proportion p, in (0, 1); 0.5 is the worst case (largest sample).
+    population_size : int, optional
+        N, rows in the population, for the finite-population correction.
 
+    Returns
+    -------
+    (int, float)
+        ``(n, n0)``: the sample size (rounded up, capped at N) and the size before the
+        finite-population correction.
+
+    Notes
+    -----
+    ``n0 = z^2 p (1 - p) / m^2`` with z = Phi^-1(1/2 + level/2) (normal approximation) and,
+    for a finite population of ``N`` rows, ``n = n0 / (1 + (n0 - 1) / N)`` (Cochran 1977,
+    eq. 4.2).
+
+    Examples
+    --------
     >>> sample_size(0.05)
     (385, 384.14588206941244)
     >>> sample_size(0.05, population_size=1000)[0]
@@ -217,6 +278,65 @@ def _population_sizes(population: Any) -> dict:
                      f"or the population size (int), got {type(population).__name__}.")
 
 
+def _outcome(outcome: Any) -> np.ndarray:
+    """The labelled outcomes as float64 0/1; NaN or any other value is an error naming the row."""
+    y = to_numpy(outcome, "outcome")
+    if y.dtype.kind == "f" and np.isnan(y).any():
+        raise bad_rows("outcome", "NaN", np.isnan(y), y, "Label every sampled row (1 = success, 0 = failure).")
+    if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
+        bad = ~np.isin(y, (0, 1)) if y.dtype.kind in "biuf" else np.ones(y.shape, bool)
+        raise bad_rows("outcome", "value other than 0/1", bad, y, "Use 1 for a success and 0 for a failure.")
+    return y.astype(np.float64)
+
+
+def _sample_strata(strata: Any, sizes: dict, n_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(strata, stratum of each row, n_h, N_h): every sampled stratum known, every population stratum sampled."""
+    if strata is None:
+        if len(sizes) != 1:
+            raise InputError(f"strata: the population has {len(sizes)} strata; give the stratum of every sample row.")
+        labels = np.full(n_rows, next(iter(sizes)), dtype=object)
+    else:
+        labels = to_numpy(strata, "strata")
+        if labels.shape[0] != n_rows:
+            raise InputError(f"Mismatched lengths: outcome has {n_rows} rows, strata has {labels.shape[0]}.")
+    for key, value in sizes.items():
+        if not isinstance(value, (int, np.integer)) or value < 1:
+            raise InputError(f"population: stratum {key!r} has size {value!r}; sizes must be positive integers.")
+    values, inverse, n_h = np.unique(labels, return_inverse=True, return_counts=True)
+    unknown = [v for v in values.tolist() if v not in sizes]
+    if unknown:
+        raise bad_rows("strata", f"stratum not in the population (known: {list(sizes)})",
+                       np.isin(labels, unknown), labels, "Give the size of every sampled stratum.")
+    missing = [k for k in sizes if k not in set(values.tolist())]
+    if missing:
+        raise InputError(f"strata: stratum {missing[0]!r} has {sizes[missing[0]]} population rows but none in the "
+                         f"sample ({len(missing)} such strata); the estimate would not cover it. Label rows from it.")
+    big_n = np.array([sizes[v] for v in values.tolist()], dtype=np.float64)
+    over = n_h > big_n
+    if over.any():
+        k = int(np.flatnonzero(over)[0])
+        raise InputError(f"strata: stratum {values[k]!r} has {n_h[k]} sample rows but only {int(big_n[k])} in the "
+                         "population. Check the population sizes.")
+    return values, inverse, n_h, big_n
+
+
+def _stratified_interval(p: float, var: float, n: int, census: bool, z: float, level: float, method: str
+                         ) -> tuple[float, float, float, float]:
+    """(lower, upper, std_error, n_effective) of the stratified estimate p with variance ``var``."""
+    if np.isnan(var):
+        warnings.warn("estimate_from_sample: a stratum has a single sampled row, so its variance cannot be "
+                      "estimated; the interval is nan. Label at least 2 rows per stratum.", stacklevel=3)
+        return float("nan"), float("nan"), float("nan"), float("nan")
+    se = math.sqrt(var)
+    if census:
+        return p, p, se, float("inf")
+    n_eff = p * (1 - p) / var if var > 0 else float(n)
+    if method == "normal":
+        return max(0.0, p - z * se), min(1.0, p + z * se), se, n_eff
+    lower, upper = wilson(p * n_eff, n_eff, level)
+    return lower, upper, se, n_eff
+
+
 def estimate_from_sample(outcome: Any, strata: Any = None, *, population: Any, level: float = 0.95,
                          method: str = "wilson") -> SampleEstimate:
     """Stratum-weighted proportion from a labelled stratified sample, with its interval.
@@ -262,40 +382,9 @@ def estimate_from_sample(outcome: Any, strata: Any = None, *, population: Any, l
     if method not in ("wilson", "normal"):
         raise InputError(f"method: expected 'wilson' or 'normal', got {method!r}.")
     z = _z(level)
-    y = to_numpy(outcome, "outcome")
-    if y.dtype.kind == "f" and np.isnan(y).any():
-        raise bad_rows("outcome", "NaN", np.isnan(y), y, "Label every sampled row (1 = success, 0 = failure).")
-    if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
-        bad = ~np.isin(y, (0, 1)) if y.dtype.kind in "biuf" else np.ones(y.shape, bool)
-        raise bad_rows("outcome", "value other than 0/1", bad, y, "Use 1 for a success and 0 for a failure.")
-    y = y.astype(np.float64)
+    y = _outcome(outcome)
     sizes = _population_sizes(population)
-    if strata is None:
-        if len(sizes) != 1:
-            raise InputError(f"strata: the population has {len(sizes)} strata; give the stratum of every sample row.")
-        labels = np.full(y.size, next(iter(sizes)), dtype=object)
-    else:
-        labels = to_numpy(strata, "strata")
-        if labels.shape[0] != y.size:
-            raise InputError(f"Mismatched lengths: outcome has {y.size} rows, strata has {labels.shape[0]}.")
-    for key, value in sizes.items():
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise InputError(f"population: stratum {key!r} has size {value!r}; sizes must be positive integers.")
-    values, inverse, n_h = np.unique(labels, return_inverse=True, return_counts=True)
-    unknown = [v for v in values.tolist() if v not in sizes]
-    if unknown:
-        raise bad_rows("strata", f"stratum not in the population (known: {list(sizes)})",
-                       np.isin(labels, unknown), labels, "Give the size of every sampled stratum.")
-    missing = [k for k in sizes if k not in set(values.tolist())]
-    if missing:
-        raise InputError(f"strata: stratum {missing[0]!r} has {sizes[missing[0]]} population rows but none in the "
-                         f"sample ({len(missing)} such strata); the estimate would not cover it. Label rows from it.")
-    big_n = np.array([sizes[v] for v in values.tolist()], dtype=np.float64)
-    over = n_h > big_n
-    if over.any():
-        k = int(np.flatnonzero(over)[0])
-        raise InputError(f"strata: stratum {values[k]!r} has {n_h[k]} sample rows but only {int(big_n[k])} in the "
-                         "population. Check the population sizes.")
+    values, inverse, n_h, big_n = _sample_strata(strata, sizes, y.size)
     successes = np.bincount(inverse, weights=y, minlength=values.size)
     p_h = successes / n_h
     weight = big_n / big_n.sum()
@@ -304,22 +393,8 @@ def estimate_from_sample(outcome: Any, strata: Any = None, *, population: Any, l
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(census, 0.0, weight**2 * fpc * p_h * (1 - p_h) / (n_h - 1))
     p = float(np.dot(weight, p_h))
-    var = float(term.sum())
     n = int(n_h.sum())
-    if np.isnan(var):
-        warnings.warn("estimate_from_sample: a stratum has a single sampled row, so its variance cannot be "
-                      "estimated; the interval is nan. Label at least 2 rows per stratum.", stacklevel=2)
-        lower = upper = se = n_eff = float("nan")
-    else:
-        se = math.sqrt(var)
-        if census.all():
-            n_eff, lower, upper = float("inf"), p, p
-        else:
-            n_eff = p * (1 - p) / var if var > 0 else float(n)
-            if method == "normal":
-                lower, upper = max(0.0, p - z * se), min(1.0, p + z * se)
-            else:
-                lower, upper = proportion_interval(p * n_eff, n_eff, level, "wilson").interval
+    lower, upper, se, n_eff = _stratified_interval(p, float(term.sum()), n, bool(census.all()), z, level, method)
     per_stratum = pl.DataFrame({"stratum": values.tolist(), "population": big_n.astype(np.int64),
                                 "sample": n_h.astype(np.int64), "weight": weight, "proportion": p_h,
                                 "variance_term": term})

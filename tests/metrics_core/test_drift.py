@@ -69,7 +69,7 @@ def test_ks_large_samples_use_scipys_rule(n1, n2):
 
 
 def test_ks_chunk_boundaries(monkeypatch):
-    monkeypatch.setattr(drift, "_CHUNK", 3)
+    monkeypatch.setattr(drift.ecdf, "_CHUNK", 3)
     rng = np.random.default_rng(0)
     for a, b in ((rng.integers(0, 5, 40) / 4, rng.integers(0, 6, 33) / 4),
                  (rng.normal(size=50), rng.normal(size=47))):

@@ -1,5 +1,5 @@
-"""r.intervals and r.baselines (issue 3 section 3; SPEC "Metric catalogue": Wilson for proportions,
-seeded percentile bootstrap for the rest; baselines of ISO 5.3.13 / ONS Annex D).
+"""r.intervals and r.baselines (ISO/IEC TS 4213 clause 7: Wilson for proportions, a seeded percentile
+bootstrap for the rest; baselines of ISO 5.3.13 / ONS Annex D).
 
 Oracles: statsmodels' proportion_confint(method="wilson") with each metric's own denominator; a
 row-level bootstrap with scikit-learn for the bootstrap of the statistics; scikit-learn metrics of a

@@ -37,6 +37,13 @@ def quiet(fn, *args, **kwargs):
         return fn(*args, **kwargs)
 
 
+def expected_verdict(p, alpha):
+    """The exact opening of the verdict for p at alpha (so "significant" cannot match "not significant")."""
+    if not np.isfinite(p):
+        return f"undefined at alpha={alpha:g}: "
+    return f"{'significant' if p <= alpha else 'not significant'} at alpha={alpha:g} (p={p:.3g}): "
+
+
 def pairs(min_size=2, max_size=40):
     return hs.integers(min_size, max_size).flatmap(
         lambda n: hs.tuples(hs.lists(value, min_size=n, max_size=n), hs.lists(value, min_size=n, max_size=n)))
@@ -51,7 +58,8 @@ def test_paired_t_test_matches_scipy(ab):
     assert close(r.statistic, ref.statistic) and close(r.p_value, ref.pvalue)
     if np.isfinite(ref.statistic):  # d_z = t / sqrt(n)
         assert close(r.effect_size, ref.statistic / math.sqrt(len(a)))
-    assert r.effect_name == "Cohen's d_z" and ("significant" in r.verdict or "undefined" in r.verdict)
+    assert r.effect_name == "Cohen's d_z"
+    assert r.verdict.startswith(expected_verdict(r.p_value, r.alpha))
 
 
 @SETTINGS
@@ -178,6 +186,22 @@ def test_correct_matches_multipletests(p, methods, alpha):
     np.testing.assert_array_equal(c.reject, reject)
 
 
+@SETTINGS
+@given(hs.lists(hs.one_of(hs.floats(0, 1), hs.just(math.nan)), min_size=1, max_size=30),
+       hs.sampled_from([("bh", "fdr_bh"), ("holm", "holm"), ("bonferroni", "bonferroni")]),
+       hs.sampled_from([0.01, 0.05, 0.1]))
+def test_correct_ignores_nan_and_matches_multipletests_on_the_rest(p, methods, alpha):
+    ours, theirs = methods
+    c = sig.correct(p, ours, alpha)
+    p = np.array(p)
+    finite = ~np.isnan(p)
+    assert np.isnan(c.p_adjusted[~finite]).all() and not c.reject[~finite].any()
+    if finite.any():  # NaN does not count in m: the finite ones are corrected among themselves
+        reject, adjusted, _, _ = multipletests(p[finite], alpha=alpha, method=theirs)
+        np.testing.assert_allclose(c.p_adjusted[finite], adjusted, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(c.reject[finite], reject)
+
+
 def test_correct_holm_is_not_holm_sidak():
     p = [0.01, 0.02, 0.03]
     assert sig.correct(p, "holm").p_adjusted.tolist() == pytest.approx([0.03, 0.04, 0.04])
@@ -234,7 +258,8 @@ def test_identical_models():
     pred = np.array([0, 1, 0, 0, 1, 1, 1, 1])
     for exact in (True, False):
         r = sig.mcnemar(y, pred, pred, exact=exact)
-        assert (r.statistic, r.p_value, r.effect_size) == (0.0, 1.0, 0.0) and "not significant" in r.verdict
+        assert (r.statistic, r.p_value, r.effect_size) == (0.0, 1.0, 0.0)
+        assert r.verdict.startswith("not significant at alpha=0.05 (p=1): ")
     b = sig.paired_bootstrap("f1", y, pred, pred, n_boot=200)
     assert b.statistic == 0.0 and b.p_value == 1.0 and b.interval == (0.0, 0.0)
 
@@ -301,7 +326,8 @@ BAD = [
     (lambda: sig.chi_squared([1, 2, 3]), "table: expected a 2-D array"),
     (lambda: sig.fisher_exact([[1, 2, 3], [4, 5, 6]]), "table: Fisher's exact test needs a 2 x 2"),
     (lambda: sig.correct([0.01, 1.5], "bh"), r"p_values: p-value outside \[0, 1\].*row 1 = 1.5"),
-    (lambda: sig.correct([np.nan, 0.2], "holm"), r"p_values: p-value outside .* row 0 = nan"),
+    (lambda: sig.correct([np.inf, 0.2], "holm"), r"p_values: p-value outside .* row 0 = inf"),
+    (lambda: sig.correct([0.2, -0.1], "holm"), r"p_values: p-value outside .* row 1 = -0.1"),
     (lambda: sig.correct([0.1], "sidak"), "method: must be 'bh', 'holm' or 'bonferroni'"),
     (lambda: sig.proportion_interval(11, 10), "successes: 11 is more than n = 10"),
     (lambda: sig.proportion_interval(0, 0), "n: the proportion of an empty set"),

@@ -1,0 +1,227 @@
+"""Tests on exact distributions through their merged ECDFs: Kolmogorov-Smirnov and Wasserstein."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats
+
+from metrics_core.drift.distances import _threshold_verdict
+from metrics_core.drift.distributions import _Dist, _dist
+from metrics_core.errors import InputError
+from metrics_core.significance.base import NAN, TestResult, _check_alpha, _verdict
+
+
+def _padded_cumsum(counts: np.ndarray) -> np.ndarray:
+    """[0, c_0, c_0 + c_1, ...]: the count of values before each index."""
+    out = np.empty(counts.size + 1, dtype=counts.dtype)
+    out[0] = 0
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+_CHUNK = 1 << 20  # rows per chunk when walking merged ECDFs (keeps buffers small and warm)
+
+
+class _Merged(NamedTuple):
+    """Two sorted value runs merged: ``points`` ascending and ``from_ref`` (the point's origin).
+
+    A value present in both samples appears twice, reference first; ``tie_first`` holds the
+    index of each first copy (None without ties). ``ref_cum``/``cur_cum`` are the padded
+    cumulative counts of each sample (None for unit counts, where the rank is the count).
+    """
+
+    points: np.ndarray
+    from_ref: np.ndarray
+    ref_cum: np.ndarray | None
+    cur_cum: np.ndarray | None
+    tie_first: np.ndarray | None
+
+    def chunks(self, stop: int | None = None):
+        """Yield ``(lo, hi, cum_ref, cum_cur)``: each sample's cumulative count at points[lo:hi]."""
+        stop = self.points.size if stop is None else stop
+        carry = 0
+        for lo in range(0, stop, _CHUNK):
+            hi = min(lo + _CHUNK, stop)
+            k_ref = np.cumsum(self.from_ref[lo:hi])
+            k_ref += carry
+            carry = int(k_ref[-1])
+            k_cur = np.arange(lo + 1, hi + 1)
+            k_cur -= k_ref
+            yield (lo, hi, k_ref if self.ref_cum is None else self.ref_cum[k_ref],
+                   k_cur if self.cur_cum is None else self.cur_cum[k_cur])
+
+
+def _merge(ref: _Dist, cur: _Dist) -> _Merged:
+    """Merge two sorted runs in linear time (numpy's stable sort detects and merges runs)."""
+    nr, nc = ref.scores.size, cur.scores.size
+    if ref.scores[0] >= 0 and cur.scores[0] >= 0:
+        # Non-negative floats order as their bits: pack (bits << 1 | origin) and sort once.
+        key = np.empty(nr + nc, dtype=np.uint64)
+        np.left_shift(ref.scores.view(np.uint64), np.uint64(1), out=key[:nr])
+        np.left_shift(cur.scores.view(np.uint64), np.uint64(1), out=key[nr:])
+        key[nr:] |= np.uint64(1)
+        key.sort(kind="stable")
+        low = key.view(np.uint8)[:: key.itemsize] if np.little_endian else key.view(np.uint8)[7::8]
+        from_ref = (low & np.uint8(1)) == 0
+        key >>= np.uint64(1)
+        points = key.view(np.float64)
+    else:
+        points = np.concatenate((ref.scores, cur.scores))
+        from_ref = np.argsort(points, kind="stable") < nr
+        points.sort(kind="stable")
+    unit = [c.dtype.kind != "f" and c.size == c.sum() for c in (ref.counts, cur.counts)]
+    ties = np.flatnonzero(points[1:] == points[:-1])
+    return _Merged(points, from_ref, None if unit[0] else _padded_cumsum(ref.counts),
+                   None if unit[1] else _padded_cumsum(cur.counts), ties if ties.size else None)
+
+
+def _ks_pvalue(d: float, n1: int, n2: int) -> tuple[float, float, str]:
+    """scipy.stats.ks_2samp's two-sided p-value with method='auto': (d, p, method).
+
+    Exact when max(n1, n2) <= 10000 (scipy's MAX_AUTO_N; the exact method also rounds d to a
+    multiple of 1/lcm(n1, n2)), else the asymptotic Kolmogorov distribution kstwo(round(m n /
+    (m + n))). Uses scipy's own exact routine, falling back to asymptotic with a warning as
+    ks_2samp does when the exact computation fails.
+    """
+    from scipy.stats import _stats_py
+
+    exact = getattr(_stats_py, "_attempt_exact_2kssamp", None)  # private: the tests pin the agreement
+    method = "exact" if max(n1, n2) <= 10000 else "asymp"
+    if method == "exact":
+        ok, d, p = exact(n1, n2, math.gcd(n1, n2), d, "two-sided") if exact else (False, d, NAN)
+        if not ok:
+            warnings.warn("ks: exact calculation unsuccessful; switching to the asymptotic p-value.",
+                          RuntimeWarning, stacklevel=4)
+            method = "asymp"
+    if method == "asymp":
+        m, n = sorted([float(n1), float(n2)], reverse=True)
+        p = stats.distributions.kstwo.sf(d, np.round(m * n / (m + n)))
+    return float(d), float(np.clip(p, 0, 1)), method
+
+
+def ks(reference, current, *, alpha: float = 0.05, threshold: float | None = None) -> TestResult:
+    """Two-sample Kolmogorov-Smirnov test: D = max |F_ref(x) - F_cur(x)| over all values.
+
+    Parameters
+    ----------
+    reference, current : array-like or ScoreCounts
+        Raw samples or their exact, unweighted value distributions (:func:`value_distribution`).
+    alpha : float
+        Level of the verdict.
+    threshold : float or None
+        Optional minimum D for drift, recorded in ``details['threshold']``: with millions of
+        rows any tiny shift is significant, so a drift run may demand D >= threshold.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` and ``effect_size`` D, ``p_value`` two-sided; ``details``: n_reference,
+        n_current, method ("exact" or "asymp"), threshold.
+
+    Notes
+    -----
+    Kolmogorov (1933), Smirnov (1948). Computed from the exact value distributions with the
+    same float operations and p-value rules as ``scipy.stats.ks_2samp`` (two-sided,
+    method='auto'), so statistic and p-value equal scipy's on the rows, ties included. Needs
+    unweighted (integer) counts; never undefined for non-empty samples.
+
+    Examples
+    --------
+    >>> r = ks([0.1, 0.2, 0.3, 0.4], [0.3, 0.5, 0.6, 0.7])
+    >>> r.statistic, round(r.p_value, 4)
+    (0.75, 0.2286)
+    """
+    alpha = _check_alpha(alpha)
+    ref, cur = _integer_counts(_dist(reference, "reference"), _dist(current, "current"))
+    return _ks(_merge(ref, cur), (int(ref.total), int(cur.total)), alpha, threshold)
+
+
+def _integer_counts(*dists: _Dist) -> list[_Dist]:
+    """The (reference, current) distributions with int64 counts; weighted counts are an error."""
+    out = []
+    for sc, name in zip(dists, ("reference", "current")):
+        if sc.counts.dtype.kind == "f" and np.any(sc.counts != np.round(sc.counts)):
+            raise InputError(f"{name}: the KS test needs unweighted (integer) counts; this statistic is "
+                             f"weighted. Use wasserstein for weighted distributions.")
+        out.append(_Dist(sc.scores, sc.counts.astype(np.int64, copy=False)))
+    return out
+
+
+def _ks(m: _Merged, n: tuple[int, int], alpha: float, threshold: float | None) -> TestResult:
+    n1, n2 = n
+    # ECDF differences at every observed value with ks_2samp's float operations (count / n).
+    max_s, min_s = -math.inf, math.inf
+    for lo, hi, cum_ref, cum_cur in m.chunks():
+        diffs = np.divide(cum_ref, n1)
+        np.subtract(diffs, np.divide(cum_cur, n2), out=diffs)
+        if m.tie_first is not None:  # first copies are not right-continuous; 0 never changes max >= 0 >= min
+            a, b = np.searchsorted(m.tie_first, [lo, hi])
+            diffs[m.tie_first[a:b] - lo] = 0.0
+        max_s, min_s = max(max_s, float(diffs.max())), min(min_s, float(diffs.min()))
+    min_s = float(np.clip(-min_s, 0, 1))
+    d, p, method = _ks_pvalue(min_s if min_s > max_s else max_s, n1, n2)
+    thr = NAN if threshold is None else float(threshold)
+    return TestResult("two-sample Kolmogorov-Smirnov", d, p, d, "KS D",
+                      _verdict(p, alpha, f"the distributions differ (D = {d:.4g})"), alpha,
+                      details={"n_reference": n1, "n_current": n2, "method": method, "threshold": thr})
+
+
+def wasserstein(reference, current, *, threshold: float | None = 0.1) -> TestResult:
+    """Wasserstein-1 distance: the integral of |F_ref(x) - F_cur(x)| dx.
+
+    Parameters
+    ----------
+    reference, current : array-like or ScoreCounts
+        Raw samples or their exact value distributions (weighted counts allowed).
+    threshold : float or None
+        Value of the normalised distance (the effect size) at or above which the verdict says
+        drift.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` the distance, ``effect_size`` the distance divided by the reference
+        standard deviation, ``p_value`` nan (none exists); ``details``: reference_std,
+        threshold.
+
+    Notes
+    -----
+    Vaserstein (1969); summed over the merged distinct values, equal to
+    ``scipy.stats.wasserstein_distance`` on the rows. The effect size uses the population
+    standard deviation (ddof=0) of the reference, a scale-free reading whose default threshold
+    is 0.1; when the reference is constant it is inf (or 0 when the distance is 0).
+
+    Examples
+    --------
+    >>> r = wasserstein([0.0, 1.0, 3.0], [5.0, 6.0, 8.0])
+    >>> r.statistic, round(r.effect_size, 4)
+    (5.0, 4.0089)
+    """
+    ref, cur = _dist(reference, "reference"), _dist(current, "current")
+    return _wasserstein(ref, cur, _merge(ref, cur), threshold)
+
+
+def _wasserstein(ref: _Dist, cur: _Dist, m: _Merged, threshold: float | None) -> TestResult:
+    # Ties between the samples sit next to each other with a zero gap: they add nothing.
+    tot_ref, tot_cur = ref.total, cur.total
+    dist = 0.0
+    for lo, hi, cum_ref, cum_cur in m.chunks(m.points.size - 1):
+        f = np.divide(cum_ref, tot_ref)
+        np.subtract(f, np.divide(cum_cur, tot_cur), out=f)
+        np.abs(f, out=f)
+        f *= m.points[lo + 1:hi + 1] - m.points[lo:hi]
+        dist += float(np.sum(f))
+    total = float(ref.total)
+    mean = float(np.dot(ref.counts, ref.scores)) / total
+    dev = ref.scores - mean
+    np.square(dev, out=dev)
+    std = math.sqrt(float(np.dot(ref.counts, dev)) / total)
+    effect = dist / std if std > 0 else (math.inf if dist > 0 else 0.0)
+    thr = NAN if threshold is None else float(threshold)
+    return TestResult("Wasserstein distance", dist, NAN, effect, "Wasserstein / reference std",
+                      _threshold_verdict("normalised Wasserstein", effect, thr),
+                      details={"reference_std": std, "threshold": thr})
