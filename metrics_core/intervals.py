@@ -14,13 +14,12 @@ to the weights, then rescaled to the total weight, and Wilson intervals use the 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtri
 
 from metrics_core import formulas as f
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.counts import BinnedScoreCounts, ScoreCounts, fold_negative_runs
 from metrics_core.curves import ranking_areas
-from metrics_core.significance.proportions import wilson
+from metrics_core.significance.proportions import wilson, z_critical
 
 __all__ = ["MAX_BOOT_BINS", "class_auroc_replicates", "coarsen", "report_intervals", "score_replicates", "wilson"]
 
@@ -241,7 +240,7 @@ def _clt(total, total_sq, weight, n_rows, level, bounds=(-np.inf, np.inf)):
         return float("nan"), float("nan")
     mean = total / weight
     var = max(total_sq / weight - mean * mean, 0.0)
-    z = ndtri(0.5 + level / 2.0)
+    z = z_critical(level)
     half = z * np.sqrt(var / n_rows)
     return float(max(mean - half, bounds[0])), float(min(mean + half, bounds[1]))
 

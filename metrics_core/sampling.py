@@ -10,11 +10,10 @@ from typing import Any, Mapping
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from scipy import stats
 
 from metrics_core._validate import to_numpy
 from metrics_core.errors import InputError, bad_rows
-from metrics_core.significance import wilson
+from metrics_core.significance.proportions import wilson, z_critical
 
 
 @dataclass(frozen=True)
@@ -110,7 +109,7 @@ def _z(level: float) -> float:
     """The two-sided normal critical value of a checked confidence level."""
     if not isinstance(level, (int, float)) or not 0 < level < 1:
         raise InputError(f"level: the confidence level must be in (0, 1), got {level!r}. Use e.g. 0.95.")
-    return float(stats.norm.ppf(0.5 + level / 2))
+    return float(z_critical(level))
 
 
 def sample_size(margin: float, level: float = 0.95, expected: float = 0.5,

@@ -126,12 +126,8 @@ def compare(spec: RunSpec, labels: list, y: np.ndarray, preds: dict, metric: str
         groups = [folds.filter(pl.col("model") == n)[metric].to_numpy() for n in preds]
         tests.append(("all", "all", "ANOVA over folds", sig.anova(*groups, alpha=alpha)))
         tests.append(("all", "all", "Kruskal-Wallis over folds", sig.kruskal_wallis(*groups, alpha=alpha)))
-    p = np.array([t.p_value for *_, t in tests], dtype=np.float64)
-    ok = np.isfinite(p)
-    adj, rej = np.full(p.size, np.nan), np.zeros(p.size, dtype=bool)
-    if ok.any():
-        c = sig.correct(p[ok], spec.alerts.correction, alpha)
-        adj[ok], rej[ok] = c.p_adjusted, c.reject
+    corrected = sig.correct([t.p_value for *_, t in tests], spec.alerts.correction, alpha)
+    adj, rej = corrected.p_adjusted, corrected.reject
     table = pl.DataFrame([{"model_a": a, "model_b": b, "test": name, "statistic": float(t.statistic),
                            "p_value": float(t.p_value), "p_adjusted": float(adj[i]), "reject": bool(rej[i]),
                            "effect_size": float(t.effect_size), "effect_name": t.effect_name,

@@ -11,8 +11,14 @@ from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _check_count
 
 
-def _z(level):
-    """Two-sided normal critical value z = Phi^-1(1 - (1 - level) / 2), as statsmodels computes it."""
+def z_critical(level):
+    """Two-sided normal critical value z = Phi^-1(1 - (1 - level) / 2), as statsmodels computes it.
+
+    The one normal quantile of metrics_core: Wilson and normal (CLT) intervals, sample sizes.
+
+    >>> round(float(z_critical(0.95)), 6)
+    1.959964
+    """
     return stats.norm.isf((1 - np.asarray(level, dtype=np.float64)) / 2)
 
 
@@ -51,7 +57,7 @@ def wilson(successes, n, level: float = 0.95):
     """
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    z = _z(level)
+    z = z_critical(level)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k / n
         denom = 1.0 + z * z / n
@@ -66,7 +72,7 @@ def wilson(successes, n, level: float = 0.95):
 
 def _normal(q: float, n: float, level: float) -> tuple[float, float]:
     """Normal (Wald) interval p +- z sqrt(p (1 - p) / n), clipped to [0, 1]."""
-    half = float(_z(level)) * math.sqrt(q * (1 - q) / n)
+    half = float(z_critical(level)) * math.sqrt(q * (1 - q) / n)
     return min(max(q - half, 0.0), 1.0), min(max(q + half, 0.0), 1.0)
 
 
