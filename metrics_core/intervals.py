@@ -8,7 +8,7 @@ most ``MAX_BOOT_BINS`` score bins (so 1,000 replicates at 10M rows take well und
 the coarsening shift of AUROC / AP is added back, so intervals are centred on the exact value.
 Weighted statistics are resampled as counts of ``n_rows`` rows with probabilities proportional
 to the weights, then rescaled to the total weight, and Wilson intervals use the effective count
-``weight * n_rows / total_weight`` (an approximation, documented in the README).
+``weight * n_rows / total_weight`` (an approximation, documented in docs/metrics.md).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from metrics_core.errors import InputError
+from metrics_core.monitoring.policy import POLICY as _POLICY
 
 
 def default_tracking_uri() -> str:
@@ -101,51 +102,25 @@ class ColumnMap(_Model):
 
 
 class AlertPolicy(_Model):
-    """When a period raises a retraining alert (SPEC "Alerts").
+    """When a period raises a retraining alert: the run spec's ``alerts`` section.
 
-    A period alerts when a test rejects after the correction of all the period's tests (method
-    ``correction`` at ``alpha``) AND its effect passes the practical threshold below, or when the
-    lower interval bound of the headline metric falls under its floor. Both halves matter: with
-    200,000 rows a period a 0.3-point prevalence wobble is "significant" (p < 1e-3) and must not
-    alert; a 5-point prevalence rise, a 0.05 shift of one class's scores or a 15 % price rise in
-    one class must. The defaults sit between those cases with a margin on both sides:
-
-    - ``prevalence_change`` = 0.02 (2 percentage points, absolute, any class, on labels and on
-      predictions): 6.7x the 0.3-point wobble, 0.4x the 5-point rise. At 2,000 rows a period the
-      standard error of a 10 % prevalence difference is 1 point, so 2 points is also about where
-      the test starts to reject at all.
-    - ``psi`` = 0.1 for the class distribution as a whole (chi-squared test on the K counts): the
-      customary reading of PSI (Siddiqi 2006; Yurdakul 2018) is < 0.1 stable, 0.1-0.25 moderate,
-      >= 0.25 major shift; a moderate shift of the whole class mix already changes which metric
-      ONS Tables 1-2 recommend, so it alerts. (One class rising 10 -> 20 % gives PSI 0.08; the
-      2-point rule catches such single-class moves first.)
-    - ``score_shift`` = 0.02: Wasserstein-1 distance (the mean absolute shift, in score units)
-      between a class's reference and current score distributions, tested with KS. A uniform
-      0.05 shift gives 0.05; a 0.3-point prevalence wobble moves a class's score distribution by
-      at most 0.003. PSI of the scores (10 reference deciles) is logged with the 0.1/0.25 lines
-      but does not decide: narrow deciles near 0 make it large for shifts no decision notices.
-    - ``price_change`` = 0.10: relative price shift of a class (predicted class): ``10**W - 1``
-      with W the Wasserstein distance of log10 prices (a uniform 15 % rise gives 0.15; robust to
-      the pack-size modes that make medians jump), tested with KS on log prices. Monthly changes of a COICOP class index are mostly within a
-      few percent (ONS CPI), so a 10 % jump is abnormal, and it moves the cost of the class's
-      false positives and negatives (ONS Annexes E, F); a 15 % rise alerts.
-    - the headline floor: ``metric_floor`` when given, else the reference value minus
-      ``metric_drop`` = 0.05 (five points of the headline metric, e.g. balanced accuracy). With
-      few labelled rows the interval is wide and its lower bound may cross the floor: label
-      enough rows (see metrics_core.sampling.sample_size).
+    The defaults and the reasoning behind each number are those of
+    :class:`metrics_core.monitoring.AlertPolicy` (read from it here, so each default exists once);
+    this model adds the validation of a spec's values.
     """
 
-    alpha: float = Field(0.05, gt=0, lt=1, description="Family-wise level of the period's tests after correction.")
-    correction: Literal["bh", "holm", "bonferroni"] = Field("bh", description="Multiple-testing correction "
-                                                            "over all tests of one period.")
-    prevalence_change: float = Field(0.02, gt=0, lt=1)
-    psi: float = Field(0.1, gt=0)
-    score_shift: float = Field(0.02, gt=0, lt=1)
-    price_change: float = Field(0.10, gt=0)
-    metric_floor: float | None = Field(None, description="Absolute floor of the headline metric; None = "
-                                       "reference value minus metric_drop.")
-    metric_drop: float = Field(0.05, ge=0)
-    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the headline metric's interval.")
+    alpha: float = Field(_POLICY.alpha, gt=0, lt=1, description="Family-wise level of the period's tests after "
+                         "correction.")
+    correction: Literal["bh", "holm", "bonferroni"] = Field(_POLICY.correction, description="Multiple-testing "
+                                                            "correction over all tests of one period.")
+    prevalence_change: float = Field(_POLICY.prevalence_change, gt=0, lt=1)
+    psi: float = Field(_POLICY.psi, gt=0)
+    score_shift: float = Field(_POLICY.score_shift, gt=0, lt=1)
+    price_change: float = Field(_POLICY.price_change, gt=0)
+    metric_floor: float | None = Field(_POLICY.metric_floor, description="Absolute floor of the headline metric; "
+                                       "None = reference value minus metric_drop.")
+    metric_drop: float = Field(_POLICY.metric_drop, ge=0)
+    level: float = Field(_POLICY.level, gt=0, lt=1, description="Confidence level of the headline metric's interval.")
 
 
 class MlflowSettings(_Model):
@@ -334,7 +309,7 @@ def load_spec(spec: "RunSpec | dict | str | os.PathLike | None" = None, **overri
         source = str(path)
         if not path.is_file():
             raise SpecError(f"Run spec file {path} not found. Pass the path of a YAML file "
-                            "(see the README section 'Run spec').")
+                            "(see docs/run-spec.md).")
         try:
             raw = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as exc:
@@ -359,7 +334,7 @@ def load_spec(spec: "RunSpec | dict | str | os.PathLike | None" = None, **overri
 
 
 def example_yaml() -> str:
-    """A commented example spec (used by ``--help`` texts and the README)."""
+    """A commented example spec (printed by ``classwatch monitor --example-spec``; docs/run-spec.md shows it)."""
     return EXAMPLE
 
 

@@ -36,7 +36,7 @@ def _deployment_names(port: int) -> list[str]:
 
 
 def _deploy_prefect_yaml(tmp_path: Path, port: int, env: dict) -> None:
-    """The README's `prefect deploy --all` of deployments/prefect.yaml, from a project folder, on this server.
+    """The `prefect deploy --all` (docs/deployments.md) of deployments/prefect.yaml, from a project folder, on this server.
 
     (It re-registers the served evaluate deployment for the work pool: a team moving from
     `classwatch serve` to a worker does exactly that.)
