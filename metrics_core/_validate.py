@@ -1,4 +1,4 @@
-"""The one input check shared by every entry point: conversion to numpy and bad-row errors."""
+"""In-memory arguments against the input contract: conversion to numpy, then the contract's value rules."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from metrics_core.contract import class_indices, value_problems
 from metrics_core.errors import InputError, bad_rows
 
 
@@ -22,8 +23,30 @@ def _null_mask(x: Any) -> np.ndarray | None:
 def to_numpy(x: Any, name: str, *, ndim: int | None = 1, allow_nulls: bool = False) -> np.ndarray:
     """Convert ``x`` (list, numpy, polars Series/DataFrame, pyarrow Array/ChunkedArray/Table) to numpy.
 
-    Nulls are an error naming ``name`` unless ``allow_nulls``; an empty input is an error; a
-    wrong number of dimensions is an error. Numeric data without nulls is not copied.
+    Parameters
+    ----------
+    x : array-like
+    name : str
+        The argument, for the messages.
+    ndim : int, optional
+        The number of dimensions wanted (None: any).
+    allow_nulls : bool
+        Whether nulls may pass (as NaN or None).
+
+    Returns
+    -------
+    numpy.ndarray
+        Numeric data without nulls is not copied; all-string object arrays become ``str`` arrays.
+
+    Raises
+    ------
+    InputError
+        Nulls (unless ``allow_nulls``), an empty input, a wrong number of dimensions.
+
+    Examples
+    --------
+    >>> to_numpy(pa.array([1, 2]), "y_true").tolist()
+    [1, 2]
     """
     if x is None:
         raise InputError(f"{name}: no values were given. Pass an array with one value per row.")
@@ -60,18 +83,61 @@ def to_numpy(x: Any, name: str, *, ndim: int | None = 1, allow_nulls: bool = Fal
     return arr
 
 
-def to_labels(x: Any, name: str) -> np.ndarray:
-    """Class labels as a 1-D numpy array: nulls and NaN are errors naming ``name``."""
+def _raise_first(name: str, role: str, values: np.ndarray, **rules) -> None:
+    """Raise the first problem :func:`metrics_core.contract.value_problems` finds, named by argument."""
+    for problem, mask, hint in value_problems(role, values, **rules):
+        raise bad_rows(name, problem, mask, values, hint)
+
+
+def to_labels(x: Any, name: str, role: str = "label") -> np.ndarray:
+    """Class labels as a 1-D numpy array.
+
+    Parameters
+    ----------
+    x : array-like
+        Labels (or predicted classes): list, numpy, polars or pyarrow.
+    name : str
+        The argument, for the messages.
+    role : {"label", "prediction"}
+        What the values are (named in the messages).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    InputError
+        Null or NaN labels, or labels of mixed types, naming ``name``, the count and an example.
+
+    Examples
+    --------
+    >>> to_labels(["a", "b"], "y_true").tolist()
+    ['a', 'b']
+    """
     arr = to_numpy(x, name)
-    if arr.dtype.kind == "f":
-        bad = np.isnan(arr)
-        if bad.any():
-            raise bad_rows(name, "NaN label", bad, arr, "Drop these rows or fill the missing labels.")
+    _raise_first(name, role, arr)
     return arr
 
 
 def check_lengths(**arrays: np.ndarray | None) -> int:
-    """All given arrays have the same number of rows; return it (errors name each length)."""
+    """All given arrays (None: absent) have the same number of rows.
+
+    Returns
+    -------
+    int
+        The number of rows.
+
+    Raises
+    ------
+    InputError
+        Naming each argument and its length.
+
+    Examples
+    --------
+    >>> check_lengths(y_true=np.zeros(3), y_score=None, y_pred=np.ones(3))
+    3
+    """
     lengths = {k: len(v) for k, v in arrays.items() if v is not None}
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
@@ -80,43 +146,72 @@ def check_lengths(**arrays: np.ndarray | None) -> int:
 
 
 def check_scores(scores: np.ndarray, name: str = "y_score") -> np.ndarray:
-    """Float64 (or float32) scores; NaN and inf are errors (ranking needs every row ordered)."""
+    """Scores as float64 (float32 stays), checked by the contract's rules (ranking needs every row ordered).
+
+    Raises
+    ------
+    InputError
+        Scores that are not numbers, NaN or infinite scores (count and first row).
+
+    Examples
+    --------
+    >>> check_scores(np.array([1, 0])).dtype
+    dtype('float64')
+    """
     if scores.dtype.kind not in "fiub":
         raise InputError(f"{name}: scores must be numbers, got dtype {scores.dtype} "
                          f"(e.g. row 0 = {scores.ravel()[0]!r}).")
     if scores.dtype != np.float32:  # float32 stays: its 32-bit keys sort twice as fast
         scores = np.asarray(scores, dtype=np.float64)
-    bad = ~np.isfinite(scores)
-    if bad.any():
-        kind = "NaN" if np.isnan(scores).any() else "infinite value"
-        raise bad_rows(name, f"{kind} (scores must be finite)", bad, scores,
-                       "Drop these rows or fix the scoring step.")
+    _raise_first(name, "score", scores)
     return scores
 
 
 def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
-    """Float64 non-negative finite weights with one per row, or None."""
+    """Row weights as float64 (one per row), or None.
+
+    Raises
+    ------
+    InputError
+        Another length than ``n``; null, negative, NaN or infinite weights (count and first row).
+
+    Examples
+    --------
+    >>> check_weights([1, 2], 2).tolist()
+    [1.0, 2.0]
+    """
     if sample_weight is None:
         return None
     w = np.asarray(to_numpy(sample_weight, "sample_weight"), dtype=np.float64)
     if len(w) != n:
         raise InputError(f"Mismatched lengths: sample_weight has {len(w)} rows, the labels have {n}.")
-    bad = ~np.isfinite(w) | (w < 0)
-    if bad.any():
-        raise bad_rows("sample_weight", "negative, NaN or infinite weight", bad, w,
-                       "Weights must be finite and >= 0.")
+    _raise_first("sample_weight", "weight", w)
     return w
 
 
-def encode(y: np.ndarray, labels: Sequence | None, name: str) -> tuple[np.ndarray, np.ndarray]:
+def encode(y: np.ndarray, labels: Sequence | None, name: str, role: str = "label") -> tuple[np.ndarray, np.ndarray]:
     """Map label values to indices 0..K-1 of ``labels`` (sorted distinct values when None).
 
-    Returns ``(indices int64, labels array)``; values outside ``labels`` are an error.
+    Returns
+    -------
+    tuple of (numpy.ndarray of int64, numpy.ndarray)
+        The indices (:func:`metrics_core.contract.class_indices`) and the class list.
+
+    Raises
+    ------
+    InputError
+        An empty or duplicated class list; values outside it, naming ``name``, the count and the
+        first row.
+
+    Examples
+    --------
+    >>> idx, labels = encode(np.array(["b", "a", "b"]), None, "y_true")
+    >>> idx.tolist(), labels.tolist()
+    ([1, 0, 1], ['a', 'b'])
     """
     if labels is None:
         if y.dtype.kind in "iub" and y.size and y.min() >= 0 and y.max() < 1 << 20:
-            present = np.flatnonzero(np.bincount(y.astype(np.int64)))
-            labels_arr = present.astype(y.dtype)
+            labels_arr = np.flatnonzero(np.bincount(y.astype(np.int64))).astype(y.dtype)
         else:
             labels_arr = np.unique(y)
     else:
@@ -125,24 +220,6 @@ def encode(y: np.ndarray, labels: Sequence | None, name: str) -> tuple[np.ndarra
             raise InputError("labels: the class list is empty. Give at least one class.")
         if np.unique(labels_arr).size != labels_arr.size:
             raise InputError(f"labels: the class list has duplicates: {list(labels_arr)!r}.")
-    if y.dtype.kind in "iub" and labels_arr.dtype.kind in "iub" and labels_arr.size and \
-            labels_arr.min() >= 0 and labels_arr.max() < 1 << 20 and y.min() >= 0 and y.max() < 1 << 20:
-        lookup = np.full(int(max(labels_arr.max(), y.max())) + 1, -1, dtype=np.int64)
-        lookup[labels_arr.astype(np.int64)] = np.arange(labels_arr.size)
-        idx = lookup[y.astype(np.int64)]
-    else:
-        try:
-            order = np.argsort(labels_arr)
-            sorted_labels = labels_arr[order]
-            pos = np.searchsorted(sorted_labels, y)
-        except TypeError as exc:
-            raise InputError(f"{name}: label values of type {y.dtype} cannot be compared with "
-                             f"labels of type {labels_arr.dtype}: {exc}") from None
-        pos_c = np.clip(pos, 0, sorted_labels.size - 1)
-        found = sorted_labels[pos_c] == y
-        idx = np.where(found, order[pos_c], -1).astype(np.int64)
-    bad = idx < 0
-    if bad.any():
-        raise bad_rows(name, f"label not in labels={list(labels_arr.tolist())!r}", bad, y,
-                       "Add the class to `labels` or drop these rows.")
+    idx = class_indices(y, labels_arr, name=name)
+    _raise_first(name, role, y, labels=labels_arr.tolist(), indices=idx)
     return idx, labels_arr

@@ -10,14 +10,13 @@ import numpy as np
 import polars as pl
 
 from metrics_core import _validate as v
+from metrics_core.contract import binary_classes, check_label_kinds, predicted_class, same_kind
 from metrics_core.compute import as_floats, binary_confusion_metrics, multiclass_confusion_metrics, score_metrics
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts, auroc_counts
 from metrics_core.curves import auroc_from_counts, gain_curve, lift_curve, pr_curve, roc_curve
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats
-
-CURVES = ("roc", "pr", "gain", "lift")
-
+from metrics_core.undefined import warn_undefined
 
 def _curve_dict(sc) -> dict:
     if isinstance(sc, BinnedScoreCounts):
@@ -79,34 +78,60 @@ def _distinct(y: np.ndarray) -> np.ndarray:
     return np.unique(y)
 
 
-def _binary_target(y_true: np.ndarray, y_pred: np.ndarray | None, pos_label):
-    """The label order [negative, positive] of a binary report; errors for a third class or a
-    pos_label that is not among the labels."""
+def _binary_target(y_true: np.ndarray, y_pred: np.ndarray | None, pos_label) -> np.ndarray:
+    """The label order [negative, positive] of a binary report (the classes of ``y_true``, and of
+    ``y_pred`` when of the same kind), named by :func:`metrics_core.contract.binary_classes`."""
     values = _distinct(y_true)
-    if y_pred is not None and (values.dtype == y_pred.dtype or values.dtype.kind == y_pred.dtype.kind):
-        values = np.unique(np.concatenate((values, _distinct(y_pred))))
-    try:
-        is_pos_value = values == pos_label
-    except Exception:  # noqa: BLE001 - incomparable types
-        is_pos_value = np.zeros(values.size, bool)
-    others = values[~np.asarray(is_pos_value, bool)]
-    if not np.asarray(is_pos_value).any() and values.size >= 2:
-        raise InputError(f"pos_label={pos_label!r} is not one of the labels {values[:10].tolist()!r}. "
-                         f"Pass pos_label= with the positive class value.")
-    if others.size > 1:
-        raise InputError(f"y_true: a binary report needs at most two classes, found {values.size}: "
-                         f"{values[:10].tolist()!r}. Use multiclass_report, or map the labels to two classes.")
+    if y_pred is not None:
+        check_label_kinds(values.dtype, y_pred.dtype)
+        if same_kind(values.dtype, y_pred.dtype):
+            values = np.unique(np.concatenate((values, _distinct(y_pred))))
     # The negative class may be absent from a partition: None until a merge meets it.
-    neg_label = others[0].item() if others.size and hasattr(others[0], "item") else (others[0] if others.size else None)
-    return np.array([neg_label, pos_label], dtype=object)
+    return np.array(binary_classes(values.tolist(), pos_label, absent=None), dtype=object)
 
 
 def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=1, sample_weight=None,
                  bins=None, twin_weight=None) -> BinaryStats:
     """Validate inputs and compute :class:`BinaryStats` (the 'update' step of a binary report).
 
-    ``twin_weight`` (e.g. expenditure) adds a confusion weighted by it, in the same pass, for the
-    ``weighted/<key>`` twin of every count-based metric.
+    Parameters
+    ----------
+    y_true : array-like
+        Labels (list, numpy, polars, pyarrow); at most two classes.
+    y_score : array-like, optional
+        The positive class's score per row (any finite numbers; probabilities for the losses).
+    y_pred : array-like, optional
+        Predicted classes; when given they decide the confusion instead of ``y_score >= threshold``.
+    threshold : float
+        A row is predicted positive when its score is >= ``threshold``
+        (:func:`metrics_core.contract.predicted_class`).
+    pos_label
+        The positive class (matched by value, else by its text).
+    sample_weight : array-like, optional
+        Row weights (finite, >= 0).
+    bins : array-like, optional
+        Score bin edges: :class:`BinnedScoreCounts` of constant size instead of exact counts.
+    twin_weight : array-like, optional
+        E.g. expenditure: a confusion weighted by it, in the same pass, for the ``weighted/<key>``
+        twin of every count-based metric.
+
+    Returns
+    -------
+    BinaryStats
+        Confusion over ``[negative, positive]`` (:func:`metrics_core.contract.binary_classes`; the
+        negative class is None when no row holds it, filled in by a merge), score counts.
+
+    Raises
+    ------
+    InputError
+        Bad rows or arguments, named by argument with the count and an example
+        (:mod:`metrics_core.contract` rules): nulls, NaN labels, NaN/inf scores, bad weights,
+        mismatched lengths, a third class, a positive class that is not among the labels.
+
+    Examples
+    --------
+    >>> binary_stats([0, 1, 1], y_score=[0.2, 0.7, 0.4]).confusion.matrix.tolist()
+    [[1, 0], [1, 1]]
     """
     yt = v.to_labels(y_true, "y_true")
     if y_score is None and y_pred is None:
@@ -118,10 +143,11 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
             raise InputError(f"y_score: a binary report takes one score per row (1-D), got shape {ys.shape}. "
                              "Pass the positive-class column, or use multiclass_report for N x K scores.")
         ys = v.check_scores(ys)
-    yp = v.to_labels(y_pred, "y_pred") if y_pred is not None else None
+    yp = v.to_labels(y_pred, "y_pred", "prediction") if y_pred is not None else None
     n = v.check_lengths(y_true=yt, y_score=ys, y_pred=yp)
     w = v.check_weights(sample_weight, n)
     labels = _binary_target(yt, yp, pos_label)
+    pos_label = labels[1]  # as the data writes it
     pos = yt == pos_label
     if ys is not None:
         if bins is not None:
@@ -139,26 +165,51 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
         m = np.array([[sc.neg.sum() - fp, fp], [sc.pos.sum() - tp, tp]])
         conf = ConfusionCounts(m.astype(sc.pos.dtype), labels)
     else:
-        conf = ConfusionCounts.from_indices(pos.astype(np.int64), (ys >= threshold).astype(np.int64), labels, w)
+        conf = ConfusionCounts.from_indices(pos.astype(np.int64), predicted_class(ys, "binary", threshold), labels, w)
     twin = None
     if twin_weight is not None:
         tw = v.check_weights(twin_weight, n)
-        pred_pos = yp == pos_label if yp is not None else ys >= threshold
-        twin = ConfusionCounts.from_indices(pos.astype(np.int64), pred_pos.astype(np.int64), labels, tw)
+        pred_pos = (yp == pos_label).astype(np.int64) if yp is not None else predicted_class(ys, "binary", threshold)
+        twin = ConfusionCounts.from_indices(pos.astype(np.int64), pred_pos, labels, tw)
     return BinaryStats(conf, sc, n, threshold, weighted_confusion=twin)
 
 
 def binary_report(y_true, y_score=None, y_pred=None, *, threshold=0.5, beta=1.0, pos_label=1, sample_weight=None,
                   cost_matrix=None, level=0.95, n_boot=1000, seed=0, bins=None) -> Report:
-    """Every binary metric of the catalogue (SPEC) with lazy curves, intervals and baselines.
+    """Every binary metric of the catalogue (ISO/IEC TS 4213 names) with lazy curves, intervals and baselines.
 
     A row is predicted positive when ``y_score >= threshold``, unless ``y_pred`` (predicted
     labels) is given, which then decides. Threshold metrics come from the 2 x 2 confusion,
     threshold-free ones (auroc, average_precision, auprc_trapezoid, log_loss, brier) from the
-    exact :class:`ScoreCounts` (or binned, with ``bins=`` edges). Undefined values are nan:
-    precision with no predicted positives, AUROC with one class, MCC/kappa with a constant
-    column; log_loss and brier are nan with a warning when a score is outside [0, 1].
+    exact :class:`ScoreCounts` (or binned, with ``bins=`` edges).
 
+    Parameters
+    ----------
+    y_true, y_score, y_pred, threshold, pos_label, sample_weight, bins
+        As for :func:`binary_stats`.
+    beta : float
+        The beta of F-beta.
+    cost_matrix : array-like, optional
+        2 x 2 costs ``C[actual, predicted]`` over ``[negative, positive]``.
+    level : float
+        Confidence level of the intervals.
+    n_boot, seed : int
+        Bootstrap replicates and seed of the non-proportion intervals.
+
+    Returns
+    -------
+    Report
+        Undefined values are nan with a warning (precision with no predicted positives, AUROC
+        with one class, MCC/kappa with a constant column); log_loss and brier are nan with a
+        warning when a score is outside [0, 1].
+
+    Raises
+    ------
+    InputError
+        As :func:`binary_stats`; a cost matrix of the wrong shape.
+
+    Examples
+    --------
     >>> r = binary_report([0, 0, 1, 1], y_score=[0.1, 0.4, 0.35, 0.8])
     >>> r.metrics["auroc"], r.metrics["tp"], r.metrics["precision"]
     (0.75, 1.0, 1.0)
@@ -181,7 +232,29 @@ def _check_cost(cost_matrix, k: int):
 
 
 def binary_from_stats(stats: BinaryStats, *, beta=1.0, cost_matrix=None, level=0.95, n_boot=1000, seed=0) -> Report:
-    """The 'compute' step of :func:`binary_report`: a report from (merged) statistics."""
+    """The 'compute' step of :func:`binary_report`: a report from (merged) statistics.
+
+    Parameters
+    ----------
+    stats : BinaryStats
+        From :func:`binary_stats`, merged, or streamed (:func:`metrics_core.dataset.scan_stats`).
+    beta, cost_matrix, level, n_boot, seed
+        As for :func:`binary_report`.
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    InputError
+        A cost matrix that is not 2 x 2 and finite.
+
+    Examples
+    --------
+    >>> binary_from_stats(binary_stats([0, 1, 1], y_score=[0.2, 0.7, 0.4])).metrics["recall"]
+    0.5
+    """
     cost = _check_cost(cost_matrix, 2)
     metrics = binary_confusion_metrics(stats.confusion.matrix, beta, cost)
     sc = stats.scores
@@ -195,23 +268,58 @@ def binary_from_stats(stats: BinaryStats, *, beta=1.0, cost_matrix=None, level=0
         metrics.update({f"weighted/{k}": val for k, val in twin.items()})
     options = {"beta": beta, "threshold": stats.threshold, "cost_matrix": cost, "level": level,
                "n_boot": n_boot, "seed": seed}
-    return Report("binary", as_floats(metrics), stats, None, options)
+    return warn_undefined(Report("binary", as_floats(metrics), stats, None, options))
 
 
 def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_weight=None,
                      bins=None, twin_weight=None, score_counts: bool = True) -> MulticlassStats:
     """Validate inputs and compute :class:`MulticlassStats` (the 'update' step).
 
-    With ``bins`` (score bin edges) the one-vs-rest score statistics are
-    :class:`BinnedScoreCounts` of constant size instead of exact :class:`ScoreCounts`.
-    ``twin_weight`` as in :func:`binary_stats`. ``score_counts=False`` leaves the one-vs-rest
-    statistics out (``scores`` None) but still uses the scores for the prediction and log loss:
-    the first pass of a class-at-a-time scan (:func:`metrics_core.dataset.scan_stats`).
+    Parameters
+    ----------
+    y_true : array-like
+        Labels.
+    y_pred : array-like, optional
+        Predicted classes; without them the argmax of ``y_score``
+        (:func:`metrics_core.contract.predicted_class`).
+    y_score : array-like, optional
+        N x K scores, columns in the order of ``labels``.
+    labels : sequence, optional
+        The class list; None: the sorted distinct values of ``y_true`` (and ``y_pred`` when of
+        the same kind).
+    sample_weight : array-like, optional
+        Row weights (finite, >= 0).
+    bins : array-like, optional
+        Score bin edges: one-vs-rest :class:`BinnedScoreCounts` of constant size.
+    twin_weight : array-like, optional
+        As in :func:`binary_stats`.
+    score_counts : bool
+        False leaves the one-vs-rest statistics out (``scores`` None) but still uses the scores
+        for the prediction and log loss: the first pass of a class-at-a-time scan
+        (:func:`metrics_core.dataset.scan_stats`).
+
+    Returns
+    -------
+    MulticlassStats
+
+    Raises
+    ------
+    InputError
+        Bad rows or arguments named by argument (:mod:`metrics_core.contract` rules): nulls, NaN
+        labels, labels outside ``labels``, NaN/inf scores, score columns that do not match the
+        classes, bad weights, mixed label types.
+
+    Examples
+    --------
+    >>> multiclass_stats(["a", "b", "b"], ["a", "b", "a"]).confusion.matrix.tolist()
+    [[1, 0], [1, 1]]
     """
     yt = v.to_labels(y_true, "y_true")
     if y_pred is None and y_score is None:
         raise InputError("multiclass_report needs y_pred (predicted labels) or y_score (N x K scores).")
-    yp = v.to_labels(y_pred, "y_pred") if y_pred is not None else None
+    yp = v.to_labels(y_pred, "y_pred", "prediction") if y_pred is not None else None
+    if yp is not None:
+        check_label_kinds(yt.dtype, yp.dtype)
     ys = None
     if y_score is not None:
         ys = v.to_numpy(y_score, "y_score", ndim=2)
@@ -219,7 +327,7 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
     n = v.check_lengths(y_true=yt, y_pred=yp, y_score=ys)
     w = v.check_weights(sample_weight, n)
     if labels is None:
-        pool = yt if yp is None else np.concatenate((yt, yp)) if yt.dtype.kind == yp.dtype.kind else yt
+        pool = yt if yp is None else np.concatenate((yt, yp)) if same_kind(yt.dtype, yp.dtype) else yt
         _, labels_arr = v.encode(pool, None, "y_true")
         if ys is not None and ys.shape[1] != labels_arr.size:
             raise InputError(f"y_score: has {ys.shape[1]} columns but the data has {labels_arr.size} classes "
@@ -232,9 +340,9 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
                          "follow the order of labels.")
     ti, labels_arr = v.encode(yt, labels_arr, "y_true")
     if yp is not None:
-        pi, _ = v.encode(yp, labels_arr, "y_pred")
+        pi, _ = v.encode(yp, labels_arr, "y_pred", "prediction")
     else:
-        pi = np.argmax(ys, axis=1)
+        pi = predicted_class(ys, "multiclass")
     conf = ConfusionCounts.from_indices(ti, pi, labels_arr, w)
     scores = loss = None
     if ys is not None:
@@ -258,14 +366,39 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
 
 def multiclass_report(y_true, y_pred=None, *, y_score=None, labels=None, beta=1.0, sample_weight=None,
                       cost_matrix=None, level=0.95, n_boot=1000, seed=0, bins=None) -> Report:
-    """Every multiclass metric of the catalogue (SPEC) with per-class table and lazy extras.
+    """Every multiclass metric of the catalogue (ISO/IEC TS 4213 names) with per-class table and lazy extras.
 
     ``y_score`` is N x K with columns ordered as ``labels``; with only ``y_score`` the
-    predicted class is the argmax (first column on ties). Macro averages skip undefined classes
-    (``n_undefined_<metric>`` counts them); ``kl_divergence`` is inf when a labelled class is
-    never predicted; ``log_loss`` is -mean log p(true class) clipped to [eps, 1 - eps], nan
-    with a warning when a score is outside [0, 1].
+    predicted class is the argmax (first column on ties).
 
+    Parameters
+    ----------
+    y_true, y_pred, y_score, labels, sample_weight, bins
+        As for :func:`multiclass_stats`.
+    beta : float
+        The beta of F-beta.
+    cost_matrix : array-like, optional
+        K x K costs ``C[actual, predicted]`` over ``labels``.
+    level : float
+        Confidence level of the intervals.
+    n_boot, seed : int
+        Bootstrap replicates and seed.
+
+    Returns
+    -------
+    Report
+        Macro averages skip undefined classes (``n_undefined_<metric>`` counts them, with a
+        warning); ``kl_divergence`` is inf when a labelled class is never predicted; ``log_loss``
+        is -mean log p(true class) clipped to [eps, 1 - eps], nan with a warning when a score is
+        outside [0, 1].
+
+    Raises
+    ------
+    InputError
+        As :func:`multiclass_stats`; a cost matrix of the wrong shape.
+
+    Examples
+    --------
     >>> r = multiclass_report(["a", "b", "c", "a"], ["a", "b", "b", "a"])
     >>> r.metrics["accuracy"], r.metrics["recall_macro"], r.metrics["n_undefined_precision"]
     (0.75, 0.6666666666666666, 1.0)
@@ -277,7 +410,29 @@ def multiclass_report(y_true, y_pred=None, *, y_score=None, labels=None, beta=1.
 
 def multiclass_from_stats(stats: MulticlassStats, *, beta=1.0, cost_matrix=None, level=0.95, n_boot=1000,
                           seed=0) -> Report:
-    """The 'compute' step of :func:`multiclass_report`: a report from (merged) statistics."""
+    """The 'compute' step of :func:`multiclass_report`: a report from (merged) statistics.
+
+    Parameters
+    ----------
+    stats : MulticlassStats
+        From :func:`multiclass_stats`, merged, or streamed.
+    beta, cost_matrix, level, n_boot, seed
+        As for :func:`multiclass_report`.
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    InputError
+        A cost matrix that is not K x K and finite.
+
+    Examples
+    --------
+    >>> multiclass_from_stats(multiclass_stats([0, 1, 1], [0, 1, 0])).metrics["accuracy"]
+    0.6666666666666666
+    """
     import warnings
 
     from metrics_core.formulas import nanmean_count
@@ -307,4 +462,4 @@ def multiclass_from_stats(stats: MulticlassStats, *, beta=1.0, cost_matrix=None,
     per_class = pl.DataFrame({"class": labels.tolist(), **{k: np.asarray(val, float) for k, val in pc.items()},
                               "auroc": auroc})
     options = {"beta": beta, "cost_matrix": cost, "level": level, "n_boot": n_boot, "seed": seed}
-    return Report("multiclass", as_floats(metrics), stats, per_class, options)
+    return warn_undefined(Report("multiclass", as_floats(metrics), stats, per_class, options))

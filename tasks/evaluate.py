@@ -10,11 +10,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 import metrics_core as mc
-from metrics_core import checks, monitoring as mon, ons, stability
+from metrics_core import checks, monitoring as mon, ons
+from metrics_core.contract import class_indices, predicted_class, resolve_layout
 from metrics_core.dataset import scan_stats
 from metrics_core.errors import InputError
 from metrics_core.significance import mcnemar, paired_bootstrap
@@ -45,12 +47,14 @@ def plan_evaluation(spec: RunSpec) -> EvalPlan:
     test, _ = sources.source_for(spec, "test")
     reference = spec.data.reference
     labels = sources.class_list(spec, test)
-    if spec.model_uri:
-        classes = model_classes(spec.model_uri, spec.tracking_uri())
+    model_uri = pinned_model_uri(spec.model_uri, spec.tracking_uri()) if spec.model_uri else None
+    if model_uri:
+        classes = model_classes(model_uri, spec.tracking_uri())
         if classes and spec.labels is None and spec.task == "multiclass":
             labels = sorted(set(labels) | set(classes), key=lambda v: (str(type(v)), v))
-        test_layout = sources.Layout(spec.task, labels, spec.columns.label, None, [], *_optional(spec, test))
-        _require(test, [spec.columns.label, *spec.columns.features])
+        # A model scores the rows: the source needs the label and the model's input columns.
+        test_layout = resolve_layout(sources.open_dataset(test).schema, spec.task, sources.columns_of(spec),
+                                     labels=labels, require=["label", "features"], predictions=False, where=test)
         if not spec.columns.features:
             raise InputError("columns.features: scoring the test set with a model needs its input columns; set "
                              "`columns: {features: [title, ...]}` in the spec.")
@@ -59,36 +63,63 @@ def plan_evaluation(spec: RunSpec) -> EvalPlan:
     ref_layout = None
     if reference:
         ref_layout = sources.layout(spec, reference, labels, require_labels=False)
-    return EvalPlan(test, reference, labels, test_layout, ref_layout, spec.model_uri)
+    return EvalPlan(test, reference, labels, test_layout, ref_layout, model_uri)
 
 
-def _optional(spec: RunSpec, source: str) -> tuple:
-    names = sources.open_dataset(source).schema.names
-    pick = [c if c and c in names else None for c in (spec.columns.price, spec.columns.weight)]
-    return (*pick, list(spec.columns.features), spec.columns.id if spec.columns.id in names else None)
+def pinned_model_uri(model_uri: str, tracking_uri: str) -> str:
+    """``models:/NAME@ALIAS`` as ``models:/NAME/VERSION``, the version the alias points to now; other URIs as given.
+
+    An evaluation is of one version: its run key, its predictions and a champion promotion must
+    not follow the alias if it moves while (or after) the evaluation runs.
+    """
+    if not model_uri.startswith("models:/") or "@" not in model_uri:
+        return model_uri
+    from tasks.store.mlflow import client
+
+    name, _, alias = model_uri.removeprefix("models:/").partition("@")
+    version = client(tracking_uri).get_model_version_by_alias(name, alias.rstrip("/"))
+    return f"models:/{name}/{version.version}"
 
 
-def _require(source: str, columns: list[str]) -> None:
-    names = sources.open_dataset(source).schema.names
-    missing = [c for c in columns if c not in names]
-    if missing:
-        raise InputError(f"{source}: missing column(s) {missing!r}; the data has columns {names[:20]!r}. Rename the "
-                         "columns or set the column map (columns.label / columns.features) in the spec.")
+def model_files(model_uri: str, tracking_uri: str, path: str = "") -> str:
+    """Download a model (or one of its files, ``path``) from the spec's MLflow store; the local path.
+
+    A ``models:/`` URI (``name/version``, ``name@alias``, a logged model id) is resolved with a
+    client of ``tracking_uri`` (registry on the same URI), and the files are downloaded with that
+    tracking URI: the process-global MLflow URIs are neither read nor set, so runs against
+    different stores can share a process.
+    """
+    from mlflow.artifacts import download_artifacts
+    from mlflow.utils.uri import append_to_uri_path
+
+    from tasks.store.mlflow import client
+
+    uri = model_uri
+    if uri.startswith("models:"):
+        from mlflow.store.artifact.models_artifact_repo import ModelsArtifactRepository
+        from mlflow.store.artifact.utils.models import get_model_name_and_version
+
+        c = client(tracking_uri)
+        base, sub = ModelsArtifactRepository.split_models_uri(uri)
+        found = get_model_name_and_version(c, base)
+        uri = c.get_logged_model(found[0]).artifact_location if len(found) == 1 \
+            else c.get_model_version_download_uri(*found)
+        uri = append_to_uri_path(uri, sub) if sub else uri
+    if path:
+        uri = append_to_uri_path(uri, path)
+    return download_artifacts(artifact_uri=uri, tracking_uri=tracking_uri, registry_uri=tracking_uri)
 
 
-def _mlflow(tracking_uri: str):
-    import mlflow
+def _model_meta(model_uri: str, tracking_uri: str):
+    """The model's MLmodel metadata (flavors, run id, ``metadata``), without loading the model."""
+    from mlflow.models import Model
 
-    mlflow.set_tracking_uri(tracking_uri)
-    mlflow.set_registry_uri(tracking_uri)
-    return mlflow
+    return Model.load(model_files(model_uri, tracking_uri, "MLmodel"))
 
 
 def model_classes(model_uri: str, tracking_uri: str) -> list | None:
     """The class list a model declares in its metadata (``classes``), or None."""
-    mlflow = _mlflow(tracking_uri)
-    info = mlflow.models.get_model_info(model_uri)
-    meta = info.metadata or {}
+    meta = _model_meta(model_uri, tracking_uri).metadata or {}
     return list(meta["classes"]) if "classes" in meta else None
 
 
@@ -104,7 +135,9 @@ class Predictions:
     extra: dict = field(default_factory=dict)
 
 
-def _scores_in_order(output, classes: list | None, labels: list, task: str):
+def _scores_in_order(output, classes: list | None, labels: list, task: str, threshold: float = 0.5):
+    """``(predicted classes, scores)`` of a model's output: scores re-ordered to the class list
+    (binary: the positive-class column), the predicted class as the contract derives it."""
     out = output.to_numpy() if hasattr(output, "to_numpy") else np.asarray(output)
     if hasattr(output, "columns") and classes is None:
         classes = list(output.columns)
@@ -113,15 +146,11 @@ def _scores_in_order(output, classes: list | None, labels: list, task: str):
     if classes is None or len(classes) != out.shape[1]:
         raise InputError(f"model output: {out.shape[1]} score columns but the model declares no class list; log it "
                          "with metadata={'classes': [...]} or set labels: in the spec (in score-column order).")
-    lookup = {str(c): i for i, c in enumerate(classes)}
-    scores = np.zeros((out.shape[0], len(labels)))
-    for j, c in enumerate(labels):
-        if str(c) in lookup:
-            scores[:, j] = out[:, lookup[str(c)]]
-    pred = np.asarray(labels, dtype=object)[np.argmax(scores, axis=1)]
+    column = class_indices(pa.array([str(c) for c in labels]), [str(c) for c in classes])  # -1: not scored
+    scores = np.where(column >= 0, out[:, np.maximum(column, 0)], 0.0).astype(np.float64)
     if task == "binary":
-        return pred, scores[:, 1]
-    return pred, scores
+        scores = scores[:, 1]
+    return np.asarray(labels, dtype=object)[predicted_class(scores, task, threshold)], scores
 
 
 def _typed(pred: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -135,9 +164,10 @@ def _typed(pred: np.ndarray, like: np.ndarray) -> np.ndarray:
 def predict(spec: RunSpec, plan: EvalPlan, model_uri: str | None = None) -> Predictions:
     """Load an MLflow pyfunc model and score the test rows: whole-set throughput and single-row
     latency p50/p95/p99 over up to ``LATENCY_ROWS`` rows (ISO 6.6)."""
+    import mlflow.pyfunc
+
     uri = model_uri or plan.model_uri
-    mlflow = _mlflow(spec.tracking_uri())
-    model = mlflow.pyfunc.load_model(uri)
+    model = mlflow.pyfunc.load_model(model_files(uri, spec.tracking_uri()))
     classes = (model.metadata.metadata or {}).get("classes")
     lay = plan.test_layout
     cols = [spec.columns.label, *spec.columns.features, *[c for c in (lay.price, lay.weight, lay.id) if c]]
@@ -155,7 +185,7 @@ def predict(spec: RunSpec, plan: EvalPlan, model_uri: str | None = None) -> Pred
     width = np.shape(output)[1] if np.ndim(output) == 2 else 0
     if classes is None and spec.labels is not None and width == len(spec.labels):
         classes = list(spec.labels)  # the spec's class list is the score-column order
-    pred, scores = _scores_in_order(output, classes, plan.labels, spec.task)
+    pred, scores = _scores_in_order(output, classes, plan.labels, spec.task, spec.threshold)
     lat = np.asarray(single) * 1000
     timing = {"latency_ms_p50": float(np.percentile(lat, 50)), "latency_ms_p95": float(np.percentile(lat, 95)),
               "latency_ms_p99": float(np.percentile(lat, 99)), "throughput_rows_per_s": len(inputs) / elapsed,
@@ -233,9 +263,8 @@ def reference_drift(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = N
     if preds is None:
         cur = _scan(spec, plan.test, plan.test_layout, bins)
     else:
-        idx = {str(v): i for i, v in enumerate(plan.labels)}
-        pred_idx = np.array([idx[str(v)] for v in preds.y_pred], dtype=np.int64)
-        label_idx = np.array([idx.get(str(v), -1) for v in preds.y_true], dtype=np.int64)
+        pred_idx = class_indices(pa.array(preds.y_pred.tolist()), plan.labels)
+        label_idx = class_indices(pa.array(preds.y_true.tolist()), plan.labels)
         scores = None if preds.y_score is None else preds.y_score.reshape(len(pred_idx), -1)
         if scores is not None and (ref.score_counts is None or scores.shape[1] != ref.score_counts.shape[0]):
             scores = None
@@ -313,15 +342,12 @@ def recommendation(spec: RunSpec, plan: EvalPlan) -> dict:
         return {"recommendation": rec, "stability_reason": f"Stability not measured: {source} has fewer than two "
                 f"periods in column {c.period!r}; treated as unstable (the robust ONS choice).",
                 "prevalence_stable": None, "price_stable": None}
-    counts = stability.class_counts(history, period_column=c.period, label_column=c.label,
-                                    prediction_column=c.prediction if c.prediction in history.columns else None)
-    prices = None
-    if c.price and c.price in history.columns:
-        prices = history.select(pl.col(c.period).alias("period"), pl.col(c.label).alias("class"),
-                                pl.col(c.price).alias("price"))
-    st = ons.stability_from_history(counts, prices, positive_class=plan.labels[1] if spec.task == "binary" else None,
-                                    alpha=spec.alerts.alpha, max_abs_change=spec.alerts.prevalence_change,
-                                    psi_threshold=spec.alerts.psi, max_relative_change=spec.alerts.price_change)
+    st = ons.stability_from_rows(history, period_column=c.period, label_column=c.label,
+                                 prediction_column=c.prediction if c.prediction in history.columns else None,
+                                 price_column=c.price if c.price and c.price in history.columns else None,
+                                 positive_class=plan.labels[1] if spec.task == "binary" else None,
+                                 alpha=spec.alerts.alpha, max_abs_change=spec.alerts.prevalence_change,
+                                 psi_threshold=spec.alerts.psi, max_relative_change=spec.alerts.price_change)
     return {"recommendation": st.recommend(spec.task), "stability_reason": st.reason,
             "prevalence_stable": st.prevalence_stable, "price_stable": st.price_stable}
 
@@ -343,8 +369,7 @@ def model_description(model_uri: str | None, tracking_uri: str) -> dict:
     """ISO 5.3 algorithm and hyperparameters: the model's flavour and the params of the run that logged it."""
     if not model_uri:
         return {}
-    mlflow = _mlflow(tracking_uri)
-    info = mlflow.models.get_model_info(model_uri)
+    info = _model_meta(model_uri, tracking_uri)
     out = {"model_uri": model_uri, "flavors": ", ".join(sorted(info.flavors)), "run_id": info.run_id or ""}
     if info.run_id:
         from tasks.store.mlflow import client

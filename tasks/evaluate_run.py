@@ -26,8 +26,12 @@ MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")
 
 
 def run_key(spec: RunSpec, plan: EvalPlan) -> str:
-    """The evaluation's MLflow run key: model name, spec and test source (a re-run finds its run)."""
-    return f"evaluate|{spec.name}|{fingerprint(spec.model_dump(mode='json'), sources.describe_source(plan.test))}"
+    """The evaluation's MLflow run key: model name, spec, test source and the model version evaluated
+    (a re-run finds its run; a moved alias is a new evaluation)."""
+    parts = [spec.model_dump(mode="json"), sources.describe_source(plan.test)]
+    if plan.model_uri != spec.model_uri:  # an alias, pinned to its version by plan_evaluation
+        parts.append(plan.model_uri)
+    return f"evaluate|{spec.name}|{fingerprint(*parts)}"
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import resource
 import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
-import polars as pl
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import metrics_core as mc
+from metrics_core.contract import Columns, positive_class, resolve_layout
+from metrics_core.dataset import scan_stats, schema_of
 
 COUNT_KEYS = {"n", "tp", "fp", "fn", "tn", "support", "total_cost"}
 
@@ -27,71 +28,6 @@ class Task(str, Enum):
 
     binary = "binary"
     multiclass = "multiclass"
-
-
-class ColumnError(mc.InputError):
-    """A column named by the command line is missing from the data."""
-
-
-# --------------------------------------------------------------------------------------------
-# Reading
-# --------------------------------------------------------------------------------------------
-
-def scan(path: Path) -> pl.LazyFrame:
-    """A lazy frame over a Parquet file or directory (hive partitions), an Arrow IPC/Feather or CSV file."""
-    suffix = path.suffix.lower()
-    if path.is_dir() or suffix in {".parquet", ".pq"}:
-        return pl.scan_parquet(path)
-    if suffix in {".arrow", ".feather", ".ipc"}:
-        return pl.scan_ipc(path)
-    if suffix == ".csv":
-        return pl.scan_csv(path)
-    raise mc.InputError(f"{path}: unknown file type {suffix!r}. Give a Parquet file or directory, "
-                        "an Arrow IPC/Feather file or a CSV file.")
-
-
-def _require(columns: list[str], needed: dict[str, str], path: Path) -> None:
-    """Every role -> column of ``needed`` exists, else a ColumnError naming it and listing the columns."""
-    for role, column in needed.items():
-        if column not in columns:
-            shown = ", ".join(columns[:25]) + (", ..." if len(columns) > 25 else "")
-            what = f"column {column!r}" + (f" ({role})" if role != column else "")
-            raise ColumnError(f"{what} not found in {path}. Its columns are: {shown}. "
-                              f"Name the right one with --{role}-column.")
-
-
-def _label_value(text: str | None, dtype: pl.DataType, what: str):
-    """Convert a class value typed on the command line to the dtype of the label column."""
-    if text is None:
-        return None
-    try:
-        if dtype.is_integer():
-            return int(text)
-        if dtype.is_float():
-            return float(text)
-        if dtype == pl.Boolean:
-            return {"true": True, "1": True, "false": False, "0": False}[text.lower()]
-    except (ValueError, KeyError):
-        raise mc.InputError(f"{what} {text!r} is not a value of the label column (dtype {dtype}).") from None
-    return text
-
-
-def _explain(message: str, columns: dict[str, str], frame: pl.DataFrame | None, score_columns: list[str]) -> str:
-    """Rephrase a metrics_core message about an argument (y_score, ...) as one about the column."""
-    match = re.match(r"(y_true|y_score|y_pred|sample_weight)( column '[^']*')?", message)
-    if not match:
-        return message
-    argument, sub = match.group(1), match.group(2)
-    if sub:
-        where = sub.strip()
-    elif argument == "y_score" and score_columns:
-        bad = [c for c in score_columns if frame is not None
-               and (frame[c].null_count() or not frame[c].cast(pl.Float64).is_finite().fill_null(False).all())]
-        shown = bad or score_columns
-        where = "score column" + ("s " if len(shown) > 1 else " ") + ", ".join(repr(c) for c in shown[:10])
-    else:
-        where = f"column {columns[argument]!r}"
-    return where + message[match.end():]
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,87 +98,45 @@ def per_class_table(report) -> Table:
 def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float = 1.0, pos_label: str | None = None,
                  level: float = 0.95, label_column: str = "label", score_column: str = "score",
                  score_prefix: str = "score_", prediction_column: str = "prediction",
-                 weight_column: str | None = None, n_boot: int = 1000, seed: int = 0, stream: bool = True,
+                 weight_column: str | None = None, n_boot: int = 1000, seed: int = 0,
                  bins: int | None = None, batch_rows: int = 1_000_000, runner: str = "local", progress=None):
-    """Read the columns of SPEC's data contract from ``path`` and compute the metrics_core report.
+    """The metrics_core report of the data in ``path``, read batch by batch.
 
-    Binary: ``label`` and ``score`` (or ``prediction`` when there is no score column).
-    Multiclass: ``label`` with the ``score_<class>`` columns (classes in column order) and/or
-    ``prediction``. ``weight_column`` weights every count (expenditure). Raises
-    ``metrics_core.InputError`` naming the column for missing columns and bad values.
+    The command line's columns become the input contract's :class:`~metrics_core.contract.Columns`
+    and its layout (:func:`~metrics_core.contract.resolve_layout`). Binary: ``label`` and
+    ``score`` (or ``prediction`` when there is no score column); the positive class is
+    ``pos_label`` (default 1, or True for a boolean label). Multiclass: ``label`` with the
+    ``score_<class>`` columns (classes in column order) and/or ``prediction``. ``weight_column``
+    weights every count (expenditure). Bad input raises the contract's ``metrics_core.InputError``
+    (file, column, count and an example row).
 
-    ``stream=True`` (what the command does; issue 7) reads the data batch by batch into mergeable
-    statistics (:func:`metrics_core.dataset.scan_stats`, or the Prefect flow of
+    The statistics are mergeable (:func:`metrics_core.dataset.scan_stats`, or the Prefect flow of
     :mod:`flows.compute_stats` on a Dask cluster when ``runner`` is ``dask`` / ``dask://HOST:PORT``),
-    so memory is bounded whatever the row count and the report is identical to the in-memory one
-    (``stream=False``); ``bins`` gives constant-memory binned score statistics (binary),
-    ``progress(rows_done, rows_total)`` follows the reading.
+    so memory is bounded whatever the row count and the report is identical to the in-memory
+    one; ``bins`` gives constant-memory binned score statistics, ``progress(rows_done, rows_total)``
+    follows the reading.
     """
-    lazy = scan(path)
-    schema = lazy.collect_schema()
-    columns = schema.names()
-    needed = {"label": label_column}
-    if weight_column:
-        needed["weight"] = weight_column
-    score_columns: list[str] = []
-    if task is Task.binary:
-        if score_column in columns:
-            needed["score"] = score_column
-        else:
-            needed.update({"score": score_column} if prediction_column not in columns else
-                          {"prediction": prediction_column})
+    columns = Columns(label=label_column, prediction=prediction_column, score=score_column, score_prefix=score_prefix,
+                      weight=weight_column)
+    schema = schema_of(path)
+    layout = resolve_layout(schema, task.value, columns, require=["label"] + (["weight"] if weight_column else []),
+                            where=path)
+    if task is Task.binary:  # the scores decide when there are scores
+        pos = positive_class(schema.field(label_column).type, pos_label, column=label_column, where=path)
+        labels, use_prediction = None, not layout.scores
     else:
-        score_columns = [c for c in columns if c.startswith(score_prefix) and c != score_prefix]
-        if prediction_column in columns:
-            needed["prediction"] = prediction_column
-        elif not score_columns:
-            raise ColumnError(f"{path}: a multiclass evaluation needs score columns '{score_prefix}<class>' or a "
-                              f"column {prediction_column!r}; found neither among: {', '.join(columns[:25])}.")
-    _require(columns, needed, path)
-    label_dtype = schema[label_column]
-    pos = labels = None
-    if task is Task.binary:
-        pos = _label_value(pos_label, label_dtype, "--pos-label")
-        if pos is None:
-            if label_dtype == pl.String:
-                values = lazy.select(pl.col(label_column).drop_nulls().unique().sort().head(5)).collect()
-                raise mc.InputError(f"{path}: column {label_column!r} holds strings {values[label_column].to_list()!r}: "
-                                    "say which is the positive class with --pos-label.")
-            pos = True if label_dtype == pl.Boolean else 1
-    elif score_columns:
-        labels = [_label_value(c[len(score_prefix):], label_dtype, f"score column {c!r}: class")
-                  for c in score_columns]
-    if stream:
-        from metrics_core.dataset import Columns, scan_stats
+        pos, labels, use_prediction = 1, layout.labels or None, None
+    options = dict(labels=labels, pos_label=pos, threshold=threshold, bins=bins, batch_rows=batch_rows,
+                   progress=progress, use_prediction=use_prediction)
+    if runner == "local":
+        stats = scan_stats(path, task.value, columns, **options)
+    else:
+        from flows.compute_stats import compute_stats
 
-        cols = Columns(label=label_column, prediction=prediction_column, score=score_column, score_prefix=score_prefix,
-                       weight=weight_column)
-        options = dict(labels=labels, pos_label=pos, threshold=threshold, bins=bins, batch_rows=batch_rows,
-                       progress=progress, use_prediction="prediction" in needed)
-        if runner == "local":
-            stats = scan_stats(path, task.value, cols, **options)
-        else:
-            from flows.compute_stats import compute_stats
+        stats = compute_stats(path, task.value, columns, runner=runner, **options)
+    to_report = mc.binary_from_stats if task is Task.binary else mc.multiclass_from_stats
+    return to_report(stats, beta=beta, level=level, n_boot=n_boot, seed=seed)
 
-            stats = compute_stats(path, task.value, cols, runner=runner, **options)
-        to_report = mc.binary_from_stats if task is Task.binary else mc.multiclass_from_stats
-        return to_report(stats, beta=beta, level=level, n_boot=n_boot, seed=seed)
-    frame = lazy.select(list(dict.fromkeys([*needed.values(), *score_columns]))).collect()
-    arg_columns = {"y_true": label_column, "y_score": score_column, "y_pred": prediction_column,
-                   "sample_weight": weight_column or "weight"}
-    weights = frame[weight_column] if weight_column else None
-    try:
-        if task is Task.binary:
-            scores = frame[score_column] if "score" in needed else None
-            y_pred = frame[prediction_column] if "prediction" in needed else None
-            return mc.binary_report(frame[label_column], scores, y_pred, threshold=threshold, beta=beta,
-                                    pos_label=pos, sample_weight=weights, level=level, n_boot=n_boot, seed=seed)
-        y_pred = frame[prediction_column] if "prediction" in needed else None
-        y_score = frame.select(score_columns) if score_columns else None
-        return mc.multiclass_report(frame[label_column], y_pred, y_score=y_score, labels=labels, beta=beta,
-                                    sample_weight=weights, level=level, n_boot=n_boot, seed=seed)
-    except ValueError as exc:
-        raise mc.InputError(f"{path}: {_explain(str(exc), arg_columns, frame, score_columns)}") from None
 
 class _RowProgress:
     """A rich progress bar over rows read (rows_done, rows_total) for build_report's ``progress``."""
@@ -350,8 +244,8 @@ def evaluate(
             write_json(json_out, report, seconds)
         with console.status(f"Intervals ({n_boot:,} bootstrap replicates of the statistics) and baselines..."):
             table = metric_table(report, level)
-    except ValueError as exc:
-        errors.print(f"[bold red]Error:[/] [red]{exc}[/]", soft_wrap=True)
+    except ValueError as exc:  # the input contract's message, as it is
+        errors.print(f"[bold red]Error:[/] [red]{escape(str(exc))}[/]", soft_wrap=True)
         raise typer.Exit(code=2) from None
     weighted = f", weighted by {weight_column!r}" if weight_column else ""
     details = f"threshold {threshold:g}, " if task is Task.binary else ""

@@ -1,9 +1,8 @@
-"""Data sources of a run spec: resolve paths and periods, map column roles, check schemas (no row work)."""
+"""Data sources of a run spec: resolve paths and periods, map the spec's columns onto the input contract."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +10,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.dataset as pads
 
-from metrics_core.dataset import Columns, class_labels, open_dataset, schema_changes
+from metrics_core import contract
+from metrics_core.contract import Columns, Layout, binary_classes, check_class_list, missing_columns, resolve_layout
+from metrics_core.dataset import class_labels, open_dataset
 from metrics_core.errors import InputError
 from tasks.config.spec import RunSpec, SpecError
 
@@ -41,7 +42,7 @@ def period_index(period: str) -> int:
 
 
 def columns_of(spec: RunSpec) -> Columns:
-    """The spec's column map as :class:`metrics_core.dataset.Columns`."""
+    """The spec's column map as the contract's :class:`metrics_core.contract.Columns`."""
     c = spec.columns
     return Columns(label=c.label, prediction=c.prediction, score=c.score, score_prefix=c.score_prefix, id=c.id,
                    period=c.period, weight=c.weight, price=c.price, features=tuple(c.features))
@@ -78,135 +79,45 @@ def source_for(spec: RunSpec, which: str, period: str | None = None) -> tuple[st
     return path, pads.field(col).cast(pa.string()) == period
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Which column plays which role in one source (None / empty = absent), and the class list."""
-
-    task: str
-    labels: list
-    label: str | None
-    prediction: str | None
-    scores: list[str] = field(default_factory=list)
-    price: str | None = None
-    weight: str | None = None
-    features: list[str] = field(default_factory=list)
-    id: str | None = None
-
-    def used(self) -> list[str]:
-        cols = [self.label, self.prediction, *self.scores, self.price, self.weight, *self.features, self.id]
-        return [c for c in dict.fromkeys(cols) if c]
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
 def class_list(spec: RunSpec, source: str, filter=None) -> list:
     """The class list: the spec's ``labels``, else the sorted labels of ``source`` (binary:
-    ``[negative, positive]`` with the spec's ``positive_class``)."""
+    ``[negative, positive]`` with the spec's ``positive_class``, named by the contract)."""
     if spec.labels is not None:
         values = list(spec.labels)
     else:
         values = class_labels(source, columns_of(spec), filter=filter).tolist()
+    where = f"{source}: column {spec.columns.label!r}"
     if spec.task == "binary":
-        pos = spec.positive_class
-        match = [v for v in values if v == pos or str(v) == str(pos)]
-        others = [v for v in values if not (v == pos or str(v) == str(pos))]
-        if len(others) > 1:
-            raise InputError(f"{source}: column {spec.columns.label!r}: a binary task has two classes, the data has "
-                             f"{len(values)}: {values[:10]!r}. Set task: multiclass or map the labels.")
-        pos = match[0] if match else pos
-        neg = others[0] if others else (0 if not isinstance(pos, str) else f"not {pos}")
-        return [neg, pos]
-    if not values:
-        raise InputError(f"{source}: column {spec.columns.label!r} has no values; the class list is empty. "
-                         "Set `labels:` in the spec.")
-    return values
+        return binary_classes(values, spec.positive_class, where=where)
+    return check_class_list(values, where=where)
 
 
 def layout(spec: RunSpec, source: str, labels: list, *, require_labels: bool) -> Layout:
-    """Map the spec's column roles onto the columns of ``source`` (metadata only).
+    """The spec's column roles on ``source`` (:func:`metrics_core.contract.resolve_layout`, metadata only).
 
-    Required: the label when ``require_labels``; scores or a prediction column; the feature
-    columns listed in the spec; a price or weight column the spec names explicitly (a default
-    name that is absent is skipped). Multiclass scores are ``score_<class>`` for every class,
-    all or none.
+    Required: the label when ``require_labels``, the feature columns listed in the spec, and a
+    price or weight column the spec names explicitly (a default name that is absent is skipped).
     """
-    names = open_dataset(source).schema.names
     c = spec.columns
-    explicit = c.model_fields_set
-
-    def missing(role: str, column: str, why: str) -> InputError:
-        return InputError(f"{source}: missing column {column!r} ({role}); {why} The data has columns "
-                          f"{names[:20]!r}{' ...' if len(names) > 20 else ''}. Rename the column or set "
-                          f"columns.{role} in the spec.")
-
-    label = c.label if c.label in names else None
-    if require_labels and label is None:
-        raise missing("label", c.label, "this flow needs the true labels.")
-    if spec.task == "binary":
-        scores = [c.score] if c.score in names else []
-    else:
-        wanted = [f"{c.score_prefix}{x}" for x in labels]
-        present = [s for s in wanted if s in names]
-        if present and len(present) != len(wanted):
-            gone = [s for s in wanted if s not in names]
-            raise InputError(f"{source}: missing per-class score column(s) {gone!r} ({len(gone)} of {len(wanted)} "
-                             f"classes), e.g. {gone[0]!r}. Every class in the class list needs its score column.")
-        scores = present
-    prediction = c.prediction if c.prediction in names else None
-    if not scores and prediction is None:
-        raise missing("prediction", c.prediction, "without score columns the predicted class is needed.")
-    roles = {}
-    for role in ("price", "weight", "id"):
-        col = getattr(c, role)
-        if col and col not in names and role in explicit and role != "id":
-            raise missing(role, col, "the spec names it.")
-        roles[role] = col if col and col in names else None
-    for f in c.features:
-        if f not in names:
-            raise missing("features", f, "the spec lists it as a feature.")
-    return Layout(spec.task, list(labels), label, prediction, scores, roles["price"], roles["weight"],
-                  list(c.features), roles["id"])
+    require = (["label"] if require_labels else []) + ["features"]
+    require += [role for role in ("price", "weight") if role in c.model_fields_set and getattr(c, role)]
+    return resolve_layout(open_dataset(source).schema, spec.task, columns_of(spec), labels=labels, require=require,
+                          where=source)
 
 
-def _kind(t: pa.DataType) -> str:
-    if pa.types.is_integer(t) or pa.types.is_boolean(t):
-        return "integer"
-    if pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return "number"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t):
-        return "string"
-    return str(t)
-
-
-def check_same_schema(reference: str, current: str, ref: Layout, cur: Layout) -> None:
-    """The current source keeps the reference's columns and their kinds (labels may be absent).
-
-    Raises an InputError naming each changed column (missing, or a changed type such as number
-    -> string), how many columns changed and an example, before anything is read or logged.
-    """
-    old, new = open_dataset(reference).schema, open_dataset(current).schema
-    used = [col for col in ref.used() if col != ref.label or col in new.names]
-    problems = []
-    for col in used:
-        if col not in new.names:
-            problems.append(f"column {col!r} is missing (was {old.field(col).type})")
-        elif _kind(old.field(col).type) != _kind(new.field(col).type):
-            problems.append(f"column {col!r} changed type: {old.field(col).type} -> {new.field(col).type}")
-    if problems:
-        others = [p for p in schema_changes(old, new) if "is new" in p]
-        raise InputError(f"{current}: the schema changed from the reference {reference}: {len(problems)} column(s) "
-                         f"differ, e.g. {problems[0]}" + (f"; all: {'; '.join(problems)}" if len(problems) > 1 else "")
-                         + (f" (also {'; '.join(others[:3])})" if others else "")
-                         + ". Fix the delivery or update the spec; nothing was logged.")
+def check_same_schema(reference: str, current: str, ref: Layout, cur: Layout | None = None) -> None:
+    """The current source keeps the reference's columns and their kinds
+    (:func:`metrics_core.contract.check_same_schema`), before anything is read or logged."""
+    contract.check_same_schema(open_dataset(reference).schema, open_dataset(current).schema, ref,
+                               reference=reference, current=current)
 
 
 def read_columns(source: str, columns: list[str], filter=None) -> pl.DataFrame:
     """The named columns of ``source`` as a polars DataFrame (model inputs, check rows)."""
     ds = open_dataset(source)
-    missing = [c for c in columns if c not in ds.schema.names]
+    missing = {c: None for c in columns if c not in ds.schema.names}
     if missing:
-        raise InputError(f"{source}: missing column(s) {missing!r}; the data has {ds.schema.names[:20]!r}.")
+        raise missing_columns(source, missing, ds.schema.names)
     return pl.from_arrow(ds.to_table(columns=columns, filter=filter))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from metrics_core.errors import InputError
 from metrics_core.monitoring.policy import POLICY as _POLICY
@@ -208,19 +208,29 @@ class RunSpec(_Model):
             raise ValueError(str(exc).removeprefix("runner: ")) from None
         return v
 
-    @model_validator(mode="after")
-    def _consistent(self) -> "RunSpec":
-        if self.labels is not None and len(set(map(str, self.labels))) != len(self.labels):
-            raise ValueError("labels: the class list has duplicates")
-        if self.labels is not None and self.task == "binary" and len(self.labels) != 2:
-            raise ValueError(f"labels: a binary task has two classes, got {len(self.labels)}")
-        if self.cost_matrix is not None:
-            k = 2 if self.task == "binary" else (len(self.labels) if self.labels else None)
-            rows = len(self.cost_matrix)
-            if any(len(r) != rows for r in self.cost_matrix) or (k is not None and rows != k):
-                raise ValueError(f"cost_matrix: must be square with one row per class ({k or 'K'} x "
-                                 f"{k or 'K'}), got {rows} rows of lengths {[len(r) for r in self.cost_matrix]}")
-        return self
+    # Cross-field checks as field validators (fields are validated in declaration order, so
+    # ``info.data`` holds the task and the labels): the error then names its field.
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, v: list | None, info: ValidationInfo) -> list | None:
+        if v is not None and len(set(map(str, v))) != len(v):
+            raise ValueError("the class list has duplicates")
+        if v is not None and info.data.get("task") == "binary" and len(v) != 2:
+            raise ValueError(f"a binary task has two classes, got {len(v)}")
+        return v
+
+    @field_validator("cost_matrix")
+    @classmethod
+    def _cost_matrix(cls, v: list | None, info: ValidationInfo) -> list | None:
+        if v is None:
+            return v
+        labels = info.data.get("labels")
+        k = 2 if info.data.get("task") == "binary" else (len(labels) if labels else None)
+        rows = len(v)
+        if any(len(r) != rows for r in v) or (k is not None and rows != k):
+            raise ValueError(f"must be square with one row per class ({k or 'K'} x {k or 'K'}), got {rows} rows of "
+                             f"lengths {[len(r) for r in v]}")
+        return v
 
     # ---------------------------------------------------------------- helpers for tasks and flows
     def fingerprint(self) -> str:

@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 
 from metrics_core import thin
+from tasks.render.plots import is_binary
 
 
 def _finite(a) -> list:
@@ -15,8 +16,9 @@ def _finite(a) -> list:
 def curve_tables(report) -> dict[str, pl.DataFrame]:
     """Thinned curve points (<= 1,000 per curve) as tables ``curves_<name>.json``."""
     out = {}
-    binary = "roc" in report.curves
-    sets = [(None, report.curves)] if binary else list(report.curves.items())
+    if not report.curves:
+        return out
+    sets = [(None, report.curves)] if is_binary(report) else list(report.curves.items())
     for name in ("roc", "pr", "gain", "lift"):
         parts = []
         for label, curves in sets:

@@ -1,0 +1,157 @@
+"""Data sources: the file format from the extension, and opening a file or directory as an Arrow dataset."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+
+from metrics_core.errors import InputError
+
+__all__ = ["FORMATS", "format_of", "open_dataset", "schema_of", "where"]
+
+#: File extension -> pyarrow dataset format.
+FORMATS = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".arrow": "ipc", ".feather": "ipc",
+           ".ipc": "ipc", ".csv": "csv", ".tsv": "csv"}
+
+
+def format_of(path: Path | str) -> str:
+    """The pyarrow format of a data file, from its extension (a compression suffix is skipped).
+
+    Parameters
+    ----------
+    path : path or str
+
+    Returns
+    -------
+    str
+        "parquet", "ipc" or "csv".
+
+    Raises
+    ------
+    InputError
+        An extension that names no supported format.
+
+    Examples
+    --------
+    >>> format_of("a/b.parquet"), format_of("x.feather"), format_of("rows.csv.gz")
+    ('parquet', 'ipc', 'csv')
+    """
+    path = Path(path)
+    for s in reversed([s.lower() for s in path.suffixes]):
+        if s in FORMATS:
+            return FORMATS[s]
+        if s not in (".gz", ".bz2", ".zst"):
+            break
+    raise InputError(f"{path}: cannot tell the file format from the extension {path.suffix!r}. "
+                     f"Use one of {sorted(FORMATS)} (Parquet, Arrow IPC/Feather, CSV).")
+
+
+def _data_files(path: Path) -> tuple[str, list[str]]:
+    """(format, sorted data files) of a directory, recursing into hive partition folders.
+
+    Files and folders whose names start with "." or "_" (``_SUCCESS``, ``.crc``) are skipped, and
+    so is any file without a data extension (a README or a PNG beside the data is no error).
+    """
+    found: dict[str, list[str]] = {}
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for name in sorted(files):
+            if name.startswith((".", "_")):
+                continue
+            try:
+                fmt = format_of(name)
+            except InputError:
+                continue
+            found.setdefault(fmt, []).append(os.path.join(root, name))
+    if not found:
+        raise InputError(f"{path}: the directory holds no Parquet, Arrow IPC/Feather or CSV file "
+                         f"(looked for extensions {sorted(FORMATS)}).")
+    if len(found) > 1:
+        raise InputError(f"{path}: the directory mixes file formats {sorted(found)}; put one format per dataset.")
+    fmt, files = found.popitem()
+    return fmt, files
+
+
+def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str] | None = None) -> pads.Dataset:
+    """Open ``source`` as a :class:`pyarrow.dataset.Dataset` without reading rows.
+
+    Parameters
+    ----------
+    source : str, path or pyarrow.dataset.Dataset
+        A Parquet file, a directory of Parquet files (hive partitions such as ``period=2026-03/``
+        become columns), an Arrow IPC/Feather file (``.arrow``, ``.feather``, ``.ipc``), a CSV
+        file (``.csv``, ``.csv.gz``), or an opened Dataset (returned as is). The format comes
+        from the extension (of the files inside, for a directory; other files are ignored).
+    schema : pyarrow.Schema, optional
+        Overrides the schema inferred from the first file.
+    files : sequence of str, optional
+        Restricts a directory to some of its files (keeping the hive partition columns).
+
+    Returns
+    -------
+    pyarrow.dataset.Dataset
+
+    Raises
+    ------
+    InputError
+        A missing path, an unknown extension, a directory mixing formats or a file that cannot
+        be read, naming the path.
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow.parquet as pq
+    >>> path = Path(tempfile.mkdtemp()) / "d.parquet"
+    >>> pq.write_table(pa.table({"label": [0, 1]}), path)
+    >>> open_dataset(path).schema.names
+    ['label']
+    """
+    if isinstance(source, pads.Dataset):
+        return source
+    path = Path(source)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory. Check the data path (relative paths are "
+                         f"resolved from {Path.cwd()}).")
+    if path.is_dir():
+        fmt, found = _data_files(path)
+        target = [str(f) for f in files] if files is not None else found
+        options = dict(partitioning="hive", partition_base_dir=str(path))
+    else:
+        fmt, target, options = format_of(path), str(path), {}
+    try:
+        return pads.dataset(target, format=fmt, schema=schema, **options)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot be read as {fmt} data: {exc}") from None
+
+
+def schema_of(source) -> pa.Schema:
+    """The dataset's schema (hive partition columns included), read from metadata only.
+
+    Parameters
+    ----------
+    source : str, path or pyarrow.dataset.Dataset
+        As for :func:`open_dataset`.
+
+    Returns
+    -------
+    pyarrow.Schema
+
+    Raises
+    ------
+    InputError
+        As :func:`open_dataset`.
+
+    Examples
+    --------
+    >>> schema_of(pads.dataset(pa.table({"score": [0.5]}))).names
+    ['score']
+    """
+    return open_dataset(source).schema
+
+
+def where(source) -> str:
+    """How messages name a source: its path, or "dataset" for an opened Dataset."""
+    return "dataset" if isinstance(source, pads.Dataset) else str(source)

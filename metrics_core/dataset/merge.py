@@ -1,0 +1,229 @@
+"""Merging streams of statistics: balanced merge trees, bucketed exact score merges, partial statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from metrics_core.contract import binary_classes
+from metrics_core.counts import ConfusionCounts, ScoreCounts
+from metrics_core.stats import BinaryStats, MulticlassStats
+
+__all__ = ["BucketedScoreMerger", "PartialStats", "TreeMerger", "exact_score_counts", "merge_tree",
+           "release_free_memory"]
+
+
+class TreeMerger:
+    """Merge a stream of statistics pairwise like a binary counter: each statistic takes part in
+    about log2(n) merges of statistics of similar size, instead of n merges into one that grows.
+
+    Any object with ``.merge(other)`` works; the merge order is deterministic (left before right).
+
+    Examples
+    --------
+    >>> class Text(str):
+    ...     def merge(self, other):
+    ...         return Text(self + other)
+    >>> m = TreeMerger()
+    >>> for ch in "abcde":
+    ...     m.push(Text(ch))
+    >>> m.result()
+    'abcde'
+    """
+
+    def __init__(self):
+        self._stack: list[tuple[int, object]] = []
+
+    def push(self, stats) -> None:
+        """Add the next statistic (merged with equal-level ones on the stack)."""
+        level = 0
+        while self._stack and self._stack[-1][0] == level:
+            _, left = self._stack.pop()
+            stats = left.merge(stats)
+            level += 1
+        self._stack.append((level, stats))
+
+    def result(self):
+        """The merge of everything pushed (None when nothing was)."""
+        if not self._stack:
+            return None
+        _, out = self._stack.pop()
+        while self._stack:
+            _, left = self._stack.pop()
+            out = left.merge(out)
+        return out
+
+
+def merge_tree(stats: Iterable):
+    """Merge statistics in a balanced tree (see :class:`TreeMerger`).
+
+    Parameters
+    ----------
+    stats : iterable
+        Objects with ``.merge(other)``.
+
+    Returns
+    -------
+    The merged statistic, or None when there are none.
+
+    Examples
+    --------
+    >>> merge_tree([]) is None
+    True
+    """
+    merger = TreeMerger()
+    for s in stats:
+        merger.push(s)
+    return merger.result()
+
+
+class BucketedScoreMerger:
+    """Merge a stream of exact :class:`~metrics_core.counts.ScoreCounts` as independent merge trees
+    over score ranges ("buckets"), concatenated at the end.
+
+    Why: merging two large statistics allocates several arrays of their size. Above glibc's mmap
+    threshold (32 MB at most) every such array is a fresh mapping whose pages the kernel must
+    fault in and zero, and on this VM that kernel time was half of an exact scan's CPU. Buckets
+    keep every merge small, so memory is reused: a 50M-row weighted scan went from 12.9-16.7 s
+    (system time 5.8-8.9 s) to 8.7-9.5 s (2.0-2.4 s), and its peak RSS from 2.3 to 1.7 GiB.
+
+    The bucket edges are quantiles of the distinct scores of the first non-empty statistic
+    (``min(buckets, size // min_bucket)`` buckets, so small data keeps one). Every push reaches
+    every bucket (as a slice, empty or not), so each bucket merges in the same tree order as a
+    single :class:`TreeMerger` would, and equal scores always share a bucket: the result is
+    identical to :func:`merge_tree` of the same statistics.
+
+    Parameters
+    ----------
+    buckets : int
+        Most buckets.
+    min_bucket : int
+        Fewest distinct scores of the first statistic per bucket.
+
+    Examples
+    --------
+    >>> m = BucketedScoreMerger(buckets=4, min_bucket=1)
+    >>> for s in ([0.1, 0.9], [0.5, 0.9]):
+    ...     m.push(ScoreCounts.from_arrays(np.array([True, False]), np.array(s)))
+    >>> m.result().scores.tolist()
+    [0.1, 0.5, 0.9]
+    """
+
+    def __init__(self, buckets: int = 64, min_bucket: int = 50_000):
+        self.buckets, self.min_bucket = buckets, min_bucket
+        self._edges: np.ndarray | None = None
+        self._mergers: list[TreeMerger] = []
+        self._pending: list = []  # empty statistics pushed before the edges are known
+
+    def push(self, sc) -> None:
+        """Add the next statistic."""
+        if self._edges is None:
+            if sc.scores.size == 0:
+                self._pending.append(sc)
+                return
+            r = max(1, min(self.buckets, sc.scores.size // self.min_bucket))
+            self._edges = np.unique(sc.scores[(np.arange(1, r) * sc.scores.size) // r])
+            self._mergers = [TreeMerger() for _ in range(self._edges.size + 1)]
+            for early in self._pending:
+                self._push(early)
+        self._push(sc)
+
+    def _push(self, sc) -> None:
+        cut = np.concatenate(([0], np.searchsorted(sc.scores, self._edges), [sc.scores.size]))
+        for merger, a, z in zip(self._mergers, cut[:-1], cut[1:]):
+            merger.push(type(sc)(sc.scores[a:z], sc.pos[a:z], sc.neg[a:z]))
+
+    def result(self):
+        """The merge of everything pushed (None when nothing was)."""
+        if self._edges is None:
+            return merge_tree(self._pending)
+        parts = [m.result() for m in self._mergers]
+        if len(parts) == 1:
+            return parts[0]
+        return type(parts[0])(*(np.concatenate([getattr(q, name) for q in parts]) for name in ("scores", "pos", "neg")))
+
+
+def exact_score_counts(scores) -> list:
+    """The exact ScoreCounts of some statistics' ``scores`` as a list (binary: one; multiclass: K), else []."""
+    if isinstance(scores, ScoreCounts):
+        return [scores]
+    if isinstance(scores, tuple) and scores and isinstance(scores[0], ScoreCounts):
+        return list(scores)
+    return []
+
+
+def release_free_memory() -> None:
+    """Hand the heap's free pages back to the OS (glibc ``malloc_trim``; a no-op elsewhere).
+
+    The bucketed merges (:class:`BucketedScoreMerger`) work in arrays small enough to be reused
+    from the heap, which is what makes them fast; after the scan that heap is mostly free but
+    still resident. Without this, the curves of a 100M-row report (fresh mappings of about 2 GB)
+    came on top of it: 4.11 GiB peak RSS against 3.46 GiB before the buckets.
+    """
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def relabel(counts: ConfusionCounts | None, labels) -> ConfusionCounts | None:
+    """The same counts over other label names (None stays None)."""
+    return None if counts is None else ConfusionCounts(counts.matrix, labels)
+
+
+@dataclass(frozen=True)
+class PartialStats:
+    """Statistics of some rows before the binary class names are settled: merge, then :meth:`finish`.
+
+    A binary batch (or partition) holding one class cannot know the name of the other one, so its
+    confusion is kept with the role labels ``[0, 1]`` (negative, positive) and the label values
+    seen are carried along; :meth:`finish` names the classes once everything is merged. For
+    multiclass statistics the class list is fixed up front and ``seen`` stays empty.
+
+    Examples
+    --------
+    >>> from metrics_core.report import binary_stats
+    >>> a = PartialStats(binary_stats([1, 1], y_pred=[1, 0]), frozenset({"yes"}))
+    >>> a.merge(a).finish("yes").confusion.labels.tolist()
+    ['not yes', 'yes']
+    """
+
+    stats: BinaryStats | MulticlassStats
+    seen: frozenset = frozenset()
+
+    def merge(self, other: "PartialStats") -> "PartialStats":
+        """The statistics of both parts."""
+        return PartialStats(self.stats.merge(other.stats), self.seen | other.seen)
+
+    def finish(self, pos_label=1, labels: Sequence | None = None) -> BinaryStats | MulticlassStats:
+        """The final statistics; binary: labels ``[negative, positive]`` as the in-memory report names them.
+
+        Parameters
+        ----------
+        pos_label
+            The positive class.
+        labels : sequence, optional
+            The binary class list (names the negative class even when no row holds it).
+
+        Returns
+        -------
+        BinaryStats or MulticlassStats
+
+        Raises
+        ------
+        InputError
+            More than two classes seen, or a positive class that is not among them
+            (:func:`metrics_core.contract.binary_classes`).
+        """
+        if not isinstance(self.stats, BinaryStats):
+            return self.stats
+        names = binary_classes(sorted(self.seen, key=str), pos_label, where="label")
+        if labels is not None:
+            names = binary_classes(list(labels), pos_label, where="labels")
+        names = np.array(names, dtype=object if isinstance(names[1], str) else None)
+        return replace(self.stats, confusion=relabel(self.stats.confusion, names),
+                       weighted_confusion=relabel(self.stats.weighted_confusion, names))

@@ -1,0 +1,223 @@
+"""The input contract (metrics_core.contract): one layout, one set of row rules, one naming of classes,
+shared by in-memory reports, streamed scans and monitoring."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import metrics_core as mc
+from metrics_core import contract as ct
+from metrics_core.dataset import file_error, iter_batches, scan_stats
+from metrics_core.monitoring import Bins, scan_period
+
+SCHEMA = pa.schema([("label", pa.string()), ("score_a", pa.float32()), ("score_b", pa.float32()),
+                    ("prediction", pa.string()), ("price", pa.float64())])
+
+
+# ------------------------------------------------------------------------------------------------
+# Layout
+# ------------------------------------------------------------------------------------------------
+
+def test_layout_roles_present_and_optional():
+    lay = ct.resolve_layout(SCHEMA, "multiclass", ct.Columns(weight="w", price="price"), labels=["b", "a"])
+    assert lay.scores == ["score_b", "score_a"] and lay.labels == ["b", "a"]  # the class list decides the order
+    assert lay.prediction == "prediction" and lay.price == "price" and lay.weight is None and lay.id is None
+    assert lay.used() == ["label", "prediction", "score_b", "score_a", "price"]
+    assert ct.Layout(**lay.as_dict()) == lay
+
+
+def test_layout_classes_from_score_columns_in_schema_order():
+    schema = pa.schema([("label", pa.int8()), ("score_2", pa.float32()), ("score_0", pa.float32())])
+    lay = ct.resolve_layout(schema, "multiclass")
+    assert lay.labels == [2, 0] and lay.scores == ["score_2", "score_0"]
+    with pytest.raises(mc.InputError, match=r"column 'score_x': class 'x' is not a value of the label type int8"):
+        ct.resolve_layout(schema.append(pa.field("score_x", pa.float32())), "multiclass")
+
+
+def test_layout_binary_score_or_prediction():
+    schema = pa.schema([("label", pa.int8()), ("score", pa.float32()), ("prediction", pa.int8())])
+    assert ct.resolve_layout(schema, "binary").scores == ["score"]
+    assert ct.resolve_layout(schema, "binary", use_prediction=False).prediction is None
+    only_label = pa.schema([("label", pa.int8())])
+    with pytest.raises(mc.InputError) as err:
+        ct.resolve_layout(only_label, "binary", where="d.parquet")
+    message = str(err.value)
+    for fragment in ("d.parquet", "missing column 'score' (score)", "not found", "['label']", "'prediction'",
+                     "--score-column"):
+        assert fragment in message
+    lay = ct.resolve_layout(only_label, "binary", predictions=False)  # a model will score the rows
+    assert lay.scores == [] and lay.prediction is None
+
+
+def test_layout_required_roles_and_partial_score_columns():
+    with pytest.raises(mc.InputError, match=r"missing columns 'w' \(weight\), 'x' \(features\)"):
+        ct.resolve_layout(SCHEMA, "multiclass", ct.Columns(weight="w", features=("label", "x")),
+                          require=["weight", "features"])
+    with pytest.raises(mc.InputError, match=r"missing column 'prediction' \(prediction\)"):
+        ct.resolve_layout(SCHEMA.remove(3), "multiclass", use_prediction=True)
+    with pytest.raises(mc.InputError, match=r"missing per-class score column\(s\) \['score_c'\] \(1 of 3 classes\)"):
+        ct.resolve_layout(SCHEMA, "multiclass", labels=["a", "b", "c"])
+    with pytest.raises(mc.InputError, match="task: expected 'binary' or 'multiclass'"):
+        ct.resolve_layout(SCHEMA, "multilabel")
+
+
+def test_schema_kept_between_reference_and_current():
+    lay = ct.resolve_layout(SCHEMA, "multiclass", ct.Columns(price="price"))
+    ct.check_same_schema(SCHEMA, SCHEMA.remove(0).set(2, pa.field("prediction", pa.large_string())), lay)
+    changed = SCHEMA.set(4, pa.field("price", pa.string()))
+    with pytest.raises(mc.InputError, match=r"1 column\(s\) differ, e\.g\. column 'price' changed type: "
+                                            r"double -> string"):
+        ct.check_same_schema(SCHEMA, changed, lay, reference="ref.parquet", current="cur.parquet")
+
+
+# ------------------------------------------------------------------------------------------------
+# Classes
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("values, pos, expected", [
+    (["ham", "spam"], "spam", ["ham", "spam"]),
+    ([0, 1], 1, [0, 1]),
+    ([0, 1], "1", [0, 1]),  # a positive class typed as text names the class of the data
+    ([True, False], True, [False, True]),
+    ([1], 1, [0, 1]),
+    (["yes"], "yes", ["not yes", "yes"]),
+    ([], 1, [0, 1]),
+])
+def test_binary_classes(values, pos, expected):
+    assert ct.binary_classes(values, pos) == expected
+
+
+def test_binary_classes_errors_and_the_report_agree():
+    with pytest.raises(mc.InputError, match=r"y_true: a binary evaluation needs at most two classes, found 3"):
+        ct.binary_classes([0, 1, 2], 1)
+    with pytest.raises(mc.InputError, match=r"pos_label='c' is not one of the labels \['a', 'b'\]"):
+        ct.binary_classes(["a", "b"], "c")
+    assert ct.binary_classes([1], 1, absent=None) == [None, 1]
+    # the in-memory report names its classes the same way
+    assert mc.binary_report([0, 1, 1], [0.2, 0.6, 0.9], pos_label="1").stats.confusion.labels.tolist() == [0, 1]
+
+
+def test_streamed_binary_names_classes_like_the_report(tmp_path):
+    """Two files, each holding one class: the names come from the contract once everything is merged."""
+    for i, (label, pos) in enumerate([("no", False), ("yes", True)]):
+        pq.write_table(pa.table({"label": [label] * 3, "score": [0.1, 0.8, 0.4]}), tmp_path / f"f{i}.parquet")
+    stats = scan_stats(tmp_path, "binary", pos_label="yes")
+    assert stats.confusion.labels.tolist() == ["no", "yes"]
+    pq.write_table(pa.table({"label": ["maybe"] * 3, "score": [0.1, 0.8, 0.4]}), tmp_path / "f2.parquet")
+    with pytest.raises(mc.InputError, match=r"f2\.parquet: column 'label': a binary evaluation needs at most two"):
+        scan_stats(tmp_path, "binary", pos_label="yes")
+
+
+def test_positive_class_and_class_values():
+    assert ct.positive_class(pa.bool_()) is True and ct.positive_class(pa.float64()) == 1
+    assert ct.positive_class(pa.int8(), "3") == 3 and ct.positive_class(pa.string(), "beer") == "beer"
+    with pytest.raises(mc.InputError, match=r"d\.csv: column 'y' holds string labels: .*--pos-label"):
+        ct.positive_class(pa.string(), column="y", where="d.csv")
+    with pytest.raises(mc.InputError, match="pos_label 'x' is not a value of the label type int8"):
+        ct.positive_class(pa.int8(), "x")
+
+
+def test_class_indices_numpy_and_arrow_agree():
+    labels = ["a", "b", "c"]
+    values = ["c", "a", "z", "b"]
+    expected = [2, 0, -1, 1]
+    assert ct.class_indices(np.array(values), labels).tolist() == expected
+    assert ct.class_indices(pa.array(values), labels).tolist() == expected
+    assert ct.class_indices(pa.array(values, pa.large_string()).dictionary_encode(), labels).tolist() == expected
+    assert ct.class_indices(np.array([3, 1, 7]), [1, 3]).tolist() == [1, 0, -1]
+    assert ct.class_indices(pa.array([1, None]), ["1", "2"]).tolist() == [0, -1]  # compared as text; null: -1
+    assert ct.class_indices(np.array([1, 2]), ["a", "b"]).tolist() == [-1, -1]  # numbers are no string class
+
+
+def test_predicted_class_is_the_reports():
+    s = np.array([0.2, 0.5, 0.49, 0.9])
+    assert ct.predicted_class(s, "binary").tolist() == [0, 1, 0, 1]
+    assert ct.predicted_class(s, "binary", threshold=0.3).tolist() == [0, 1, 1, 1]
+    r = mc.binary_report([0, 1, 0, 1], s, threshold=0.3, n_boot=20)
+    assert (r.metrics["tp"], r.metrics["fp"]) == (2, 1)
+    k = np.array([[0.2, 0.8, 0.0], [0.4, 0.4, 0.2], [0.1, 0.2, 0.7]])
+    assert ct.predicted_class(k, "multiclass").tolist() == [1, 0, 2]  # ties: the first column
+    r = mc.multiclass_report([1, 0, 2], y_score=k, labels=[0, 1, 2], n_boot=20)
+    assert r.metrics["accuracy"] == 1.0
+
+
+def test_mixed_label_kinds():
+    with pytest.raises(mc.InputError, match=r"y_pred holds int64 values and y_true holds <U1 values \(mixed label"):
+        mc.binary_report(np.array(["a", "b"]), y_pred=np.array([0, 1]), pos_label="b")
+    with pytest.raises(mc.InputError, match=r"mixed types"):
+        mc.multiclass_report(np.array([1, "a", 2], dtype=object), [1, 2, 2])
+    batch = pa.record_batch({"label": ["a", "b"], "prediction": [0, 1]})
+    with pytest.raises(mc.InputError, match=r"f\.csv: column 'prediction' holds int64 values and the label column"):
+        ct.check_batch(batch, "f.csv", label="label", prediction="prediction")
+
+
+# ------------------------------------------------------------------------------------------------
+# Rows: one set of rules, in memory and streamed
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("role, values, problem, bad", [
+    ("score", [0.1, float("nan"), 0.3], "NaN score (scores must be finite)", [False, True, False]),
+    ("score", [0.1, 0.2, float("-inf")], "infinite score (scores must be finite)", [False, False, True]),
+    ("weight", [1.0, -1.0, 2.0], "negative, NaN or infinite weight", [False, True, False]),
+    ("price", [1.0, 0.0, 2.0], "null, NaN, infinite or non-positive price", [False, True, False]),
+    ("label", [0.0, 1.0, float("nan")], "NaN label", [False, False, True]),
+])
+def test_value_rules(role, values, problem, bad):
+    assert [(p, m.tolist()) for p, m, _ in ct.value_problems(role, np.array(values))] == [(problem, bad)]
+
+
+def test_nan_score_reads_the_same_in_memory_and_streamed(tmp_path):
+    """The same rule, named by argument in memory and by file and column when streamed."""
+    score = np.array([0.1, 0.4, np.nan, 0.8, np.nan])
+    label = np.array([0, 0, 1, 1, 1], np.int8)
+    with pytest.raises(mc.InputError) as memory:
+        mc.binary_report(label, score)
+    pq.write_table(pa.table({"label": label, "score": score}), tmp_path / "s.parquet")
+    with pytest.raises(mc.InputError) as streamed:
+        scan_stats(tmp_path / "s.parquet", "binary", batch_rows=3)
+    assert str(memory.value).startswith("y_score: NaN score (scores must be finite) in 2 row(s), e.g. row 2 = nan.")
+    assert re.search(r"s\.parquet: column 'score': NaN score \(scores must be finite\) in 2 row\(s\) of the file, "
+                     r"e\.g\. row 2: label=1, score=nan\.", str(streamed.value))
+
+
+def test_check_batch_order_and_file_count(tmp_path):
+    path = tmp_path / "b.parquet"
+    t = pa.table({"label": pa.array(["a", None, "q", "b"] * 3), "score_a": [0.5, 0.5, float("nan"), 0.1] * 3,
+                  "w": [1.0, 1.0, 1.0, -2.0] * 3})
+    pq.write_table(t, path)
+    checks = dict(label="label", scores=["score_a"], weight="w", labels=["a", "b"])
+    problems = [(p.column, p.problem) for p in ct.row_problems(t, path, **checks)]
+    assert problems == [("label", "null label"), ("label", "label not in the class list ['a', 'b']"),
+                        ("score_a", "NaN score (scores must be finite)"), ("w", "negative, NaN or infinite weight")]
+    first = next(iter_batches(path, list(t.column_names), batch_rows=4))[1]
+    with pytest.raises(mc.InputError) as err:
+        ct.check_batch(first, path, **checks)
+    assert "null label in 1 row(s) of this batch (rows 0-3 of the file), e.g. row 1: label=None" in str(err.value)
+    assert err.value.bad_rows == ("label", "null label")
+    whole = file_error(err.value, path, str(path), list(t.column_names), batch_rows=4, **checks)
+    assert "null label in 3 row(s) of the file, e.g. row 1: label=None, score_a=0.5, w=1.0" in str(whole)
+
+
+def test_price_errors_show_the_value(tmp_path):
+    batch = pa.record_batch({"label": ["a", "b", "a"], "price": [2.0, -1.0, 3.0]})
+    with pytest.raises(mc.InputError, match=r"f\.parquet: column 'price': null, NaN, infinite or non-positive price "
+                                            r"in 1 row\(s\), e\.g\. row 11 = -1\.0 \(counted in the batch of rows "
+                                            r"10-12 of the file; the row: label='b', price=-1\.0\)"):
+        ct.check_batch(batch, "f.parquet", label="label", price="price", first_row=10)
+
+
+def test_monitoring_scan_uses_the_same_checks(tmp_path):
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.table({"label": ["a", "b", "a", "b"], "prediction": ["a", "a", "c", "b"],
+                             "score_a": [0.6, 0.7, 0.2, 0.1], "score_b": [0.4, 0.3, 0.8, 0.9]}), path)
+    kw = dict(label="label", prediction="prediction", scores=["score_a", "score_b"], batch_rows=2)
+    with pytest.raises(mc.InputError, match=r"column 'prediction': prediction not in the class list \['a', 'b'\] in "
+                                            r"1 row\(s\) of the file, e\.g\. row 2: .*prediction='c'"):
+        scan_period(path, "multiclass", ["a", "b"], Bins(), **kw)
+    stats = scan_period(path, "multiclass", ["a", "b"], Bins(), **{**kw, "prediction": None})
+    assert stats.pred_counts.tolist() == [2, 2]  # argmax of the scores

@@ -1,0 +1,431 @@
+"""tasks.evaluate through ``.fn()``: plan, statistics and report, data checks, drift, ONS recommendation,
+and (with tiny scikit-learn models registered in a SQLite MLflow store) predict and the champion test."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+import numpy as np
+import polars as pl
+import pytest
+from flow_data import LABELS, scored_rows
+
+import metrics_core as mc
+from metrics_core.errors import InputError
+from metrics_core.significance import mcnemar, paired_bootstrap
+from tasks.config.spec import load_spec
+from tasks.evaluate import (Predictions, build_report, champion_comparison, data_checks, evaluation_stats,
+                            label_metric, model_description, plan_evaluation, predict, recommendation,
+                            reference_drift)
+
+REF_PERIODS = ["2023-10", "2023-11", "2023-12"]
+SCORES = [f"score_{c}" for c in LABELS]
+
+
+def with_features(frame: pl.DataFrame, seed: int, shift: float = 0.0) -> pl.DataFrame:
+    """Two feature columns that do not give the label away: a number and a shop name."""
+    rng = np.random.default_rng(seed)
+    return frame.with_columns(x=rng.standard_normal(frame.height) + shift,
+                              shop=rng.choice(["tesco", "asda", "lidl"], frame.height))
+
+
+def binary_rows(n: int, seed: int, period: str) -> pl.DataFrame:
+    """Binary rows: label 0/1 (30 % positive), score, prediction = score >= 0.5, price, weight."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    score = np.round(np.clip(0.35 * y + 0.65 * rng.random(n), 0, 1), 4)
+    price = np.round(np.exp(rng.standard_normal(n)) + 1, 2)
+    return pl.DataFrame({"id": [f"{period}-{i}" for i in range(n)], "label": y, "score": score,
+                         "prediction": (score >= 0.5).astype(np.int64), "price": price, "weight": price * 2,
+                         "period": [period] * n})
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("evaluate-data")
+    ref = pl.concat([with_features(scored_rows(800, i, p), i) for i, p in enumerate(REF_PERIODS)])
+    test = with_features(scored_rows(1500, 7, "2024-01"), 7)
+    leaked = test.with_columns(  # row 0 carries a reference id, row 1 repeats a reference row's features
+        id=pl.when(pl.int_range(pl.len()) == 0).then(pl.lit(ref["id"][5])).otherwise("id"),
+        x=pl.when(pl.int_range(pl.len()) == 1).then(pl.lit(ref["x"][10])).otherwise("x"),
+        shop=pl.when(pl.int_range(pl.len()) == 1).then(pl.lit(ref["shop"][10])).otherwise("shop"))
+    history_shift = pl.concat([ref.filter(pl.col("period") != "2023-12"),
+                               with_features(scored_rows(800, 2, "2023-12", prevalence=(2, 0.12)), 2)])
+    frames = {
+        "ref": ref, "test": test, "leaked": leaked, "copy": ref, "history_shift": history_shift,
+        "shifted": with_features(scored_rows(1500, 8, "2024-01", prevalence=(2, 0.12)), 8, shift=1.0),
+        "one_period": ref.filter(pl.col("period") == "2023-10"),
+        "bare": test.select("label", "prediction"),
+        "binary_ref": binary_rows(1500, 1, "2023-12"), "binary_test": binary_rows(1200, 2, "2024-01"),
+        "binary_shift": binary_rows(1200, 3, "2024-01").with_columns(  # 15 % of the labels turned positive
+            label=pl.when(pl.int_range(pl.len()) % 7 == 0).then(1).otherwise("label")),
+    }
+    for name, frame in frames.items():
+        frame.write_parquet(root / f"{name}.parquet")
+    return {name: str(root / f"{name}.parquet") for name in frames} | {"store": f"sqlite:///{root / 'mlflow.db'}"}
+
+
+def make_spec(data, test="test", reference="ref", task="multiclass", **fields):
+    raw = {"name": "m", "task": task, "data": {"test": data[test], "reference": data[reference] if reference else None},
+           "mlflow": {"experiment": "unit", "tracking_uri": data["store"]}, "n_boot": 50, **fields}
+    if task == "multiclass":
+        raw.setdefault("labels", LABELS)
+    return load_spec(raw)
+
+
+# ---------------------------------------------------------------- plan_evaluation
+@pytest.mark.parametrize("test, task, expected", [
+    ("test", "multiclass", {"label": "label", "prediction": "prediction", "scores": SCORES, "price": "price",
+                            "weight": "weight", "id": "id", "labels": LABELS}),
+    ("bare", "multiclass", {"label": "label", "prediction": "prediction", "scores": [], "price": None,
+                            "weight": None, "id": None, "labels": LABELS}),
+    ("binary_test", "binary", {"label": "label", "prediction": "prediction", "scores": ["score"], "price": "price",
+                               "weight": "weight", "id": "id", "labels": [0, 1]}),
+])
+def test_plan_layout_names_the_columns_present(data, test, task, expected):
+    plan = plan_evaluation.fn(make_spec(data, test=test, reference=None, task=task))
+    lay = plan.test_layout
+    assert {k: getattr(lay, k) for k in expected} == expected
+    assert plan.labels == expected["labels"] and plan.test == data[test]
+    assert plan.reference is None and plan.ref_layout is None and plan.model_uri is None
+
+
+def test_plan_maps_the_reference_and_the_features(data):
+    plan = plan_evaluation.fn(make_spec(data, columns={"features": ["x", "shop"]}))
+    assert plan.reference == data["ref"] and plan.ref_layout.scores == SCORES
+    assert plan.test_layout.features == plan.ref_layout.features == ["x", "shop"]
+
+
+def test_plan_labels_from_the_data_when_the_spec_has_none(data):
+    plan = plan_evaluation.fn(make_spec(data, labels=None))
+    assert plan.labels == sorted(pl.read_parquet(data["test"])["label"].unique().to_list())
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"columns": {"label": "truth"}}, "missing column 'truth' \\(label\\)"),
+    ({"columns": {"features": ["title"]}}, "missing column 'title' \\(features\\)"),
+    ({"columns": {"weight": "expenditure"}}, "missing column 'expenditure' \\(weight\\)"),
+])
+def test_plan_names_a_missing_column(data, fields, message):
+    with pytest.raises(InputError, match=message):
+        plan_evaluation.fn(make_spec(data, **fields))
+
+
+# ---------------------------------------------------------------- evaluation_stats and build_report
+def same_metrics(a: dict, b: dict) -> None:
+    assert set(a) == set(b)
+    np.testing.assert_allclose([a[k] for k in sorted(a)], [b[k] for k in sorted(a)], rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("task, test", [("multiclass", "test"), ("binary", "binary_test")])
+def test_report_equals_metrics_core_on_the_same_rows(data, task, test):
+    spec = make_spec(data, test=test, reference=None, task=task, beta=2.0)
+    plan = plan_evaluation.fn(spec)
+    report = build_report.fn(spec, evaluation_stats.fn(spec, plan))
+    rows = pl.read_parquet(data[test])
+    y, w = rows["label"].to_numpy(), rows["weight"].to_numpy()
+    options = {"beta": 2.0, "n_boot": 50, "seed": 0, "level": 0.95}
+    if task == "binary":
+        expected = mc.binary_report(y, rows["score"].to_numpy(), rows["prediction"].to_numpy(), **options)
+    else:
+        expected = mc.multiclass_report(y, rows["prediction"].to_numpy(), y_score=rows.select(SCORES).to_numpy(),
+                                        labels=LABELS, **options)
+    twin = {k: v for k, v in report.metrics.items() if k.startswith("weighted/")}
+    same_metrics({k: v for k, v in report.metrics.items() if k not in twin}, expected.metrics)
+    hit = y == rows["prediction"].to_numpy()
+    assert twin["weighted/accuracy"] == pytest.approx((hit * w).sum() / w.sum(), rel=1e-12)
+    assert report.intervals["accuracy"] == pytest.approx(expected.intervals["accuracy"])
+    for name, values in expected.baselines.items():
+        same_metrics(report.baselines[name], values)
+
+
+@pytest.mark.parametrize("task, test", [("multiclass", "test"), ("binary", "binary_test")])
+def test_statistics_of_predictions_equal_statistics_of_the_file(data, task, test):
+    spec = make_spec(data, test=test, reference=None, task=task)
+    plan = plan_evaluation.fn(spec)
+    rows = pl.read_parquet(data[test])
+    scores = rows["score"].to_numpy() if task == "binary" else rows.select(SCORES).to_numpy()
+    preds = Predictions(rows["label"].to_numpy(), rows["prediction"].to_numpy(), scores, {},
+                        {"price": rows["price"].to_numpy(), "weight": rows["weight"].to_numpy()})
+    from_file = build_report.fn(spec, evaluation_stats.fn(spec, plan))
+    in_memory = build_report.fn(spec, evaluation_stats.fn(spec, plan, preds))
+    same_metrics(in_memory.metrics, from_file.metrics)
+
+
+# ---------------------------------------------------------------- data_checks
+@pytest.mark.parametrize("test, status, overlap, duplicates", [("test", "pass", 0, 0), ("leaked", "fail", 1, 1)])
+def test_leakage_finds_a_planted_id_and_row(data, test, status, overlap, duplicates):
+    spec = make_spec(data, test=test, columns={"features": ["x", "shop"]})
+    checks = data_checks.fn(spec, plan_evaluation.fn(spec))
+    leak = checks["leakage"]
+    assert leak.status == status
+    assert leak.figures["n_id_overlap"] == overlap and leak.figures["n_duplicate_rows"] == duplicates
+    assert leak.figures["n_train"] == 3 * 800 and leak.figures["n_test"] == 1500
+    if overlap:
+        row = leak.table.filter(pl.col("check") == "id_overlap").row(0, named=True)
+        assert row["flagged"] and row["example"] == repr(pl.read_parquet(data["ref"])["id"][5])
+
+
+def test_representativeness_flags_a_shifted_feature_and_not_a_copy(data):
+    results = {}
+    for test in ("copy", "shifted"):
+        spec = make_spec(data, test=test, columns={"features": ["x", "shop"]})
+        results[test] = data_checks.fn(spec, plan_evaluation.fn(spec))["representativeness"]
+    assert results["copy"].status == "pass" and results["copy"].figures["n_shifted_features"] == 0
+    shifted = results["shifted"]
+    assert shifted.status != "pass" and shifted.figures["n_shifted_features"] >= 1
+    flagged = shifted.table.filter(pl.col("flagged") & (pl.col("kind") == "feature"))["name"].to_list()
+    assert "x" in flagged and "shop" not in flagged
+
+
+def test_the_training_source_is_preferred_to_the_reference(data):
+    spec = load_spec(make_spec(data, test="leaked", columns={"features": ["x"]}), data={"train": data["one_period"]})
+    leak = data_checks.fn(spec, plan_evaluation.fn(spec))["leakage"]
+    assert leak.figures["n_train"] == 800
+
+
+def test_checks_without_reference_or_features(data):
+    spec = make_spec(data, reference=None)
+    assert data_checks.fn(spec, plan_evaluation.fn(spec)) == {}
+    spec = make_spec(data)  # no features: only the price column is compared, no leakage check
+    checks = data_checks.fn(spec, plan_evaluation.fn(spec))
+    assert set(checks) == {"representativeness"}
+    assert checks["representativeness"].table.filter(pl.col("kind") == "feature")["name"].to_list() == ["price"]
+
+
+# ---------------------------------------------------------------- reference_drift
+@pytest.mark.parametrize("task, test, reference, flagged", [
+    ("multiclass", "copy", "ref", set()),
+    ("multiclass", "shifted", "ref", {"prevalence_label:item_2", "prevalence_pred:item_2"}),
+    ("binary", "binary_test", "binary_ref", set()),  # another sample of the same distribution
+    ("binary", "binary_shift", "binary_ref", {"prevalence_label:1"}),
+])
+def test_drift_flags_a_planted_prevalence_shift_and_not_a_stable_sample(data, task, test, reference, flagged):
+    spec = make_spec(data, test=test, reference=reference, task=task)
+    table = reference_drift.fn(spec, plan_evaluation.fn(spec))
+    assert table.columns[:2] == ["name", "test"] and table.height > 0
+    drifted = set(table.filter(pl.col("drift"))["name"])
+    assert flagged <= drifted and bool(drifted) == bool(flagged)
+    if test == "copy":
+        assert table["p_adjusted"].min() > spec.alerts.alpha
+
+
+def test_drift_of_predictions_equals_drift_of_the_file(data):
+    spec = make_spec(data, test="shifted")
+    plan = plan_evaluation.fn(spec)
+    rows = pl.read_parquet(data["shifted"])
+    preds = Predictions(rows["label"].to_numpy(), rows["prediction"].to_numpy(), rows.select(SCORES).to_numpy(),
+                        {}, {"price": rows["price"].to_numpy(), "weight": rows["weight"].to_numpy()})
+    from_file, in_memory = reference_drift.fn(spec, plan), reference_drift.fn(spec, plan, preds)
+    assert in_memory.drop("verdict").equals(from_file.drop("verdict"))
+
+
+def test_no_drift_table_without_a_reference(data):
+    spec = make_spec(data, reference=None)
+    assert reference_drift.fn(spec, plan_evaluation.fn(spec)) is None
+
+
+# ---------------------------------------------------------------- recommendation
+@pytest.mark.parametrize("reference, prevalence_stable, metric", [
+    ("ref", True, "fbeta_of_weighted"), ("history_shift", False, None), ("one_period", None, "fbeta_micro")])
+def test_recommendation_from_the_stability_of_the_reference_periods(data, reference, prevalence_stable, metric):
+    spec = make_spec(data, reference=reference)
+    rec = recommendation.fn(spec, plan_evaluation.fn(spec))
+    assert rec["prevalence_stable"] is prevalence_stable
+    if prevalence_stable is None:  # one period: stability cannot be measured, treated as unstable
+        assert rec["price_stable"] is None and rec["stability_reason"].startswith("Stability not measured")
+        assert rec["recommendation"] == mc.recommend("multiclass", False, False)
+    else:
+        assert rec["recommendation"] == mc.recommend("multiclass", prevalence_stable, rec["price_stable"])
+    if prevalence_stable is False:  # the reason names the class that moved
+        assert "class 'item_2'" in rec["stability_reason"]
+    if metric:
+        assert rec["recommendation"].metric == metric
+
+
+@pytest.mark.parametrize("headline, metric", [("f1_macro", "f1_macro"), ("mcc", "mcc"),
+                                              ("auroc_ovr_macro", "balanced_accuracy"),
+                                              ("log_loss", "balanced_accuracy")])
+def test_label_metric(headline, metric):
+    assert label_metric(headline) == metric
+
+
+# ---------------------------------------------------------------- predict and champion_comparison (MLflow models)
+MODEL = "tiny-classifier"
+CLASSES = ["a", "b", "c"]
+
+
+def features(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    x = rng.standard_normal((n, 2)) + np.array([[0.0, 0.0], [1.5, 0.0], [0.0, 1.5]])[y]
+    return pl.DataFrame({"id": np.arange(n), "x1": x[:, 0], "x2": x[:, 1], "label": np.asarray(CLASSES)[y]})
+
+
+@contextmanager
+def mlflow_globals_restored():
+    """MLflow's process-wide URIs (which the tasks and ``log_model`` set) as they were before."""
+    import mlflow
+
+    names = ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI", "MLFLOW_EXPERIMENT_ID")
+    saved = {k: os.environ.get(k) for k in names}
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(None)
+        mlflow.set_registry_uri(None)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """Two logistic regressions (strong and weak regularisation) registered as MODEL v1, v2, and a binary one."""
+    import mlflow
+    from mlflow import MlflowClient
+    from sklearn.linear_model import LogisticRegression
+
+    root = tmp_path_factory.mktemp("evaluate-models")
+    store = f"sqlite:///{root / 'mlflow.db'}"
+    train, test = features(400, 0), features(300, 1)
+    test.write_parquet(root / "test.parquet")
+    test.with_columns(label=(pl.col("label") == "c").cast(pl.Int64)).write_parquet(root / "binary.parquet")
+    fitted, uris = {}, {}
+    inputs = train.select("x1", "x2").to_pandas()
+    with mlflow_globals_restored():
+        mlflow.set_tracking_uri(store)
+        mlflow.set_registry_uri(store)
+        experiment = MlflowClient(store).create_experiment("models")
+        for name, registered, c, y in (("v1", MODEL, 1.0, train["label"]), ("v2", MODEL, 0.002, train["label"]),
+                                       ("binary", f"{MODEL}-binary", 1.0, (train["label"] == "c").cast(pl.Int64))):
+            est = LogisticRegression(C=c).fit(inputs, y.to_numpy())
+            with mlflow.start_run(experiment_id=experiment):
+                mlflow.log_params({"C": c})
+                info = mlflow.sklearn.log_model(est, name="model", registered_model_name=registered,
+                                                pyfunc_predict_fn="predict_proba", pip_requirements=["scikit-learn"],
+                                                metadata={"classes": [str(k) for k in est.classes_]})
+            fitted[name], uris[name] = est, f"models:/{registered}/{info.registered_model_version}"
+    return {"store": store, "test": str(root / "test.parquet"), "binary": str(root / "binary.parquet"),
+            "fitted": fitted, "uris": uris, "rows": test}
+
+
+@pytest.fixture
+def model_spec(models):
+    def build(uri: str | None = None, **fields):
+        raw = {"name": MODEL, "task": "multiclass", "data": {"test": models["test"]}, "model_uri": uri,
+               "columns": {"features": ["x1", "x2"]}, "n_boot": 50,
+               "mlflow": {"experiment": "unit", "tracking_uri": models["store"]}, **fields}
+        return load_spec(raw)
+
+    with mlflow_globals_restored():  # the tasks may set MLflow's process-wide URIs: leave none behind
+        yield build
+
+
+@pytest.fixture
+def champion(models):
+    """The registry alias ``champion`` on v2 for one test."""
+    from mlflow import MlflowClient
+
+    c = MlflowClient(models["store"], registry_uri=models["store"])
+    c.set_registered_model_alias(MODEL, "champion", models["uris"]["v2"].rsplit("/", 1)[1])
+    yield models["uris"]["v2"]
+    c.delete_registered_model_alias(MODEL, "champion")
+
+
+@pytest.mark.slow
+def test_plan_with_a_model_needs_its_features(models, model_spec):
+    plan = plan_evaluation.fn(model_spec(models["uris"]["v1"]))
+    lay = plan.test_layout
+    assert plan.model_uri == models["uris"]["v1"] and plan.labels == CLASSES
+    assert (lay.label, lay.prediction, lay.scores, lay.features, lay.id) == ("label", None, [], ["x1", "x2"], "id")
+    with pytest.raises(InputError, match="columns.features"):
+        plan_evaluation.fn(model_spec(models["uris"]["v1"], columns={}))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("labels", [None, ["c", "a", "b"]])
+def test_predict_scores_the_rows_in_the_order_of_the_class_list(models, model_spec, labels):
+    spec = model_spec(models["uris"]["v1"], labels=labels)
+    plan = plan_evaluation.fn(spec)
+    preds = predict.fn(spec, plan)
+    est, rows = models["fitted"]["v1"], models["rows"]
+    proba = est.predict_proba(rows.select("x1", "x2").to_pandas())
+    order = [list(est.classes_).index(c) for c in plan.labels]
+    np.testing.assert_allclose(preds.y_score, proba[:, order], rtol=1e-12)
+    assert preds.y_pred.tolist() == est.predict(rows.select("x1", "x2").to_pandas()).tolist()
+    assert preds.y_true.tolist() == rows["label"].to_list()
+    t = preds.timing
+    assert t["latency_ms_p50"] <= t["latency_ms_p95"] <= t["latency_ms_p99"] and t["latency_rows"] == 100
+    assert t["throughput_rows_per_s"] == pytest.approx(300 / t["batch_predict_seconds"])
+    report = build_report.fn(spec, evaluation_stats.fn(spec, plan, preds))
+    assert report.metrics["accuracy"] == pytest.approx(np.mean(preds.y_pred == preds.y_true))
+
+
+@pytest.mark.slow
+def test_no_champion_no_comparison(models, model_spec):
+    spec = model_spec(models["uris"]["v1"])
+    plan = plan_evaluation.fn(spec)
+    assert champion_comparison.fn(spec, plan, predict.fn(spec, plan), "f1_macro") is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("headline, metric", [("f1_macro", "f1_macro"), ("auroc_ovr_macro", "balanced_accuracy")])
+def test_challenger_is_tested_against_the_champion(models, model_spec, champion, headline, metric):
+    spec = model_spec(models["uris"]["v1"])
+    plan = plan_evaluation.fn(spec)
+    preds = predict.fn(spec, plan)
+    out = champion_comparison.fn(spec, plan, preds, headline)
+    assert out["champion_uri"] == champion and str(out["champion_version"]) == champion.rsplit("/", 1)[1]
+    assert out["metric"] == metric
+    rows = models["rows"]
+    y = rows["label"].to_numpy()
+    new, old = (models["fitted"][v].predict(rows.select("x1", "x2").to_pandas()) for v in ("v1", "v2"))
+    expected = mcnemar(y, new, old)
+    assert (out["mcnemar"].statistic, out["mcnemar"].p_value) == (expected.statistic, expected.p_value)
+    boot = paired_bootstrap(metric, y, new, old, n_boot=50, seed=0, task="multiclass", labels=CLASSES)
+    assert out["bootstrap"].statistic == pytest.approx(boot.statistic)
+    assert out["bootstrap"].interval == pytest.approx(boot.interval)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alias", [False, True])
+def test_the_champion_is_not_compared_with_itself(models, model_spec, champion, alias):
+    uri = f"models:/{MODEL}@champion" if alias else champion
+    spec = model_spec(uri)
+    plan = plan_evaluation.fn(spec)
+    assert champion_comparison.fn(spec, plan, predict.fn(spec, plan), "f1_macro") is None
+
+
+@pytest.mark.slow
+def test_binary_predictions_follow_the_spec_threshold(models, model_spec):
+    """The predicted class of a binary model is score >= spec.threshold, as in the report (not the argmax)."""
+    spec = model_spec(models["uris"]["binary"], task="binary", threshold=0.8, data={"test": models["binary"]})
+    plan = plan_evaluation.fn(spec)
+    preds = predict.fn(spec, plan)
+    assert plan.labels == [0, 1]
+    proba = models["fitted"]["binary"].predict_proba(models["rows"].select("x1", "x2").to_pandas())[:, 1]
+    np.testing.assert_allclose(preds.y_score, proba, rtol=1e-12)
+    assert preds.y_pred.tolist() == (proba >= 0.8).astype(int).tolist() != (proba >= 0.5).astype(int).tolist()
+    report = build_report.fn(spec, evaluation_stats.fn(spec, plan, preds))
+    assert report.metrics["accuracy"] == pytest.approx(np.mean(preds.y_pred == preds.y_true))
+
+
+@pytest.mark.slow
+def test_the_tasks_leave_the_process_wide_mlflow_uris_alone(models, model_spec):
+    import mlflow
+
+    def uris():
+        return (mlflow.get_tracking_uri(), mlflow.get_registry_uri(), os.environ.get("MLFLOW_TRACKING_URI"),
+                os.environ.get("MLFLOW_REGISTRY_URI"))
+
+    before = uris()
+    assert models["store"] not in before
+    spec = model_spec(models["uris"]["v1"])
+    plan = plan_evaluation.fn(spec)
+    champion_comparison.fn(spec, plan, predict.fn(spec, plan), "f1_macro")
+    assert model_description(plan.model_uri, models["store"])["params"] == {"C": "1.0"}
+    assert uris() == before

@@ -1,0 +1,115 @@
+"""tasks.monitor and tasks.log through ``.fn()``: run keys, the logged-period lookup, assessment, logging, results."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from flow_data import PERIODS, SHIFTED
+from mlflow import MlflowClient
+
+from metrics_core import monitoring as mon
+from tasks.config.spec import load_spec
+from tasks.log import log_period, over_time
+from tasks.monitor import (PeriodResult, assess, logged_period, open_store, plan_period, resolve_period, run_keys,
+                           summarise)
+
+
+@pytest.fixture
+def spec(monitoring_spec):
+    return load_spec(monitoring_spec)
+
+
+def _assessed(spec, period):
+    plan = plan_period.fn(spec, period)
+    ref = summarise.fn(spec, plan.reference, plan.ref_layout)
+    cur = summarise.fn(spec, plan.current, plan.cur_layout, plan.current_filter)
+    return plan, assess.fn(spec, ref, cur)
+
+
+def test_run_keys_come_from_the_spec_alone(spec, tmp_path):
+    parent, child = run_keys(spec, SHIFTED)
+    assert child == f"{parent}|{SHIFTED}" and parent.startswith("monitor|test-model|")
+    assert run_keys(spec, PERIODS[0])[0] == parent
+    moved = load_spec(spec, data={"reference": str(tmp_path / "nowhere.parquet")})  # never read
+    assert run_keys(moved, SHIFTED)[0] != parent
+    fewer = load_spec(spec, labels=spec.labels[:-1])
+    assert run_keys(fewer, SHIFTED)[0] != parent
+    with pytest.raises(ValueError, match="YYYY-MM"):
+        run_keys(spec, "July")
+
+
+def test_resolve_period():
+    assert resolve_period("2024-08") == "2024-08"
+    assert resolve_period("", datetime(2024, 8, 15, tzinfo=timezone.utc)) == "2024-07"
+    assert resolve_period("previous", datetime(2024, 1, 1, tzinfo=timezone.utc)) == "2023-12"
+
+
+def test_assess_keys_metrics_and_the_floor(spec):
+    plan, a = _assessed(spec, SHIFTED)
+    assert plan.labels == spec.labels and a.headline_metric == mon.DEFAULT_HEADLINE
+    assert a.decision.alert and a.metrics["alert"] == 1.0 and a.metrics["n_alert_reasons"] == len(a.decision.reasons)
+    kinds = {r.kind for r in a.decision.reasons}
+    assert {"prevalence_label", "price"} <= kinds
+    h = a.decision.headline
+    assert h is not None and a.metrics["balanced_accuracy_floor"] == pytest.approx(
+        a.metrics["balanced_accuracy_reference"] - spec.alerts.metric_drop) == pytest.approx(h.floor)
+    assert a.metrics["balanced_accuracy_ci_low"] == h.low
+    assert "p_adj/prevalence_label_item_2" in a.metrics and "prevalence_label/item_2" in a.series
+    assert set(a.series) <= set(a.metrics) and "perf/accuracy" not in a.series
+    assert {"drift_table.json", "per_class_monitoring.json", "price_impact.json", "per_class_performance.json"} \
+        == set(a.tables)
+    strict = load_spec(spec, alerts={"metric_floor": 0.99})
+    assert any(r.kind == "headline" for r in assess.fn(strict, *_stats(strict, SHIFTED)).decision.reasons)
+
+
+def _stats(spec, period):
+    plan = plan_period.fn(spec, period)
+    return (summarise.fn(spec, plan.reference, plan.ref_layout),
+            summarise.fn(spec, plan.current, plan.cur_layout, plan.current_filter))
+
+
+def test_log_then_find_the_period(spec, store):
+    s = open_store(spec)
+    history = logged_period.fn(spec, s, PERIODS[0])
+    assert history.done is None and history.parent is None and history.periods == {}
+    plan, a = _assessed(spec, PERIODS[0])
+    first = log_period.fn(spec, s, plan, a, history)
+    assert first.alert_markdown is None
+    plan, a = _assessed(spec, SHIFTED)
+    logged = log_period.fn(spec, s, plan, a, logged_period.fn(spec, s, SHIFTED))
+    assert logged.parent_run_id == first.parent_run_id and "Retraining alert" in logged.alert_markdown
+    assert logged.run_id in logged.alert_markdown  # rendered once, with the run id, for MLflow and Prefect
+    new = PeriodResult.from_assessment(spec, s, SHIFTED, logged, a, None)
+
+    found = logged_period.fn(spec, open_store(spec), SHIFTED)
+    assert sorted(found.periods) == [PERIODS[0], SHIFTED] and found.parent.run_id == first.parent_run_id
+    again = PeriodResult.from_run(spec, s, SHIFTED, found.done)
+    assert (again.run_id, again.parent_run_id, again.experiment_id, again.alert, again.reasons) == \
+        (new.run_id, new.parent_run_id, new.experiment_id, new.alert, new.reasons)
+    assert again.metrics == pytest.approx(new.metrics, nan_ok=True) and not again.created and new.created
+    c = MlflowClient(store)
+    assert {a.path for a in c.list_artifacts(logged.run_id)} >= {"alert.md", "monitoring_summary.md"}
+    assert c.get_run(logged.run_id).data.tags["mlflow.loggedArtifacts"].count('"type": "table"') == 4
+
+    # a forced re-run replaces the period's run; the plot history keeps one row per period
+    forced = log_period.fn(spec, s, plan, a, found)
+    after = logged_period.fn(spec, s, SHIFTED)
+    assert after.done.run_id == forced.run_id != logged.run_id and sorted(after.periods) == [PERIODS[0], SHIFTED]
+    frame, keys, alerts = over_time(after, SHIFTED, a.metrics, a.headline_metric)
+    assert frame["period"].to_list() == [PERIODS[0], SHIFTED] and alerts == [SHIFTED]
+    assert keys[-1] == "balanced_accuracy"
+
+
+def test_over_time_orders_periods_run_out_of_order(spec):
+    from tasks.monitor import History
+    from tasks.store.mlflow import RunSummary
+
+    def run(p, alert):
+        return RunSummary(p, "FINISHED", {}, {"alert": alert, "max_score_wasserstein": 0.01}, "1")
+
+    h = History("2024-02", "p", "p|2024-02", None, {"2024-03": run("2024-03", 1.0), "2023-11": run("2023-11", 0.0),
+                                                     "2024-02": run("2024-02", 1.0)})
+    frame, keys, alerts = over_time(h, "2024-02", {"alert": 0.0, "max_score_wasserstein": 0.02}, "f1")
+    assert frame["period"].to_list() == ["2023-11", "2024-02", "2024-03"] and alerts == ["2024-03"]
+    assert frame["max_score_wasserstein"].to_list() == [0.01, 0.02, 0.01] and "f1" not in keys
