@@ -16,7 +16,7 @@ from prefect.futures import as_completed
 from flows.runners import api_for, task_runner
 from metrics_core.dataset import (Columns, Part, merge_tree, no_rows_error, parts_of, scans_by_class, schema_of,
                                   score_column_classes)
-from metrics_core.errors import InputError
+from metrics_core.classes import check_class_list
 from metrics_core.stats import BinaryStats, MulticlassStats
 from tasks.config.spec import dask_address
 from tasks.stats import class_scores, merge_stats, partition_labels, partition_stats
@@ -146,9 +146,8 @@ def _map_partitions(source: str, task_kind: str, columns: Columns, options: dict
         values = set(score_column_classes(schema_of(source), columns))  # as class_labels does
         for f in found:
             values.update(f.result())
-        options["labels"] = sorted(values)
-        if not options["labels"]:
-            raise InputError(f"{source}: the label column {columns.label!r} has no values.")
+        options["labels"] = check_class_list(sorted(values), where=f"{source}: column {columns.label!r}",
+                                             under_filter=filter is not None)
     futures = [partition_stats.submit(source, task_kind, columns, g, options) for g in groups]
     last = _tree_reduce(futures, fan_in)
     total = sum(known) if len(known) == len(files) else None

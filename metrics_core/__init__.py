@@ -4,7 +4,7 @@ Pure numerics (numpy, scipy, polars, pyarrow). Every metric is computed from a s
 (:class:`ConfusionCounts`, :class:`ScoreCounts`, histograms) that merges across partitions.
 """
 
-from metrics_core import checks, dataset, drift, significance
+from metrics_core import checks, contract, dataset, drift, significance
 from metrics_core.checks import CheckResult, leakage, representativeness
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.curves import thin
@@ -29,7 +29,7 @@ from metrics_core.undefined import UndefinedMetricWarning, undefined_reasons
 __all__ = [
     "BinaryStats", "BinnedScoreCounts", "CheckResult", "ConfusionCounts", "InputError", "LossSums",
     "ManualCheckPlan", "MulticlassStats", "MultilabelStats", "PriceImpact", "Recommendation", "Report",
-    "SampleEstimate", "ScoreCounts", "Stability", "binary_from_stats", "binary_report", "binary_stats", "checks",
+    "SampleEstimate", "ScoreCounts", "Stability", "binary_from_stats", "binary_report", "binary_stats", "checks", "contract",
     "class_counts", "dataset", "drift", "estimate_from_sample", "leakage", "manual_check_plan",
     "multiclass_from_stats", "multiclass_report", "multiclass_stats", "multilabel_report", "prevalence_stability",
     "price_impact", "price_index", "price_stability", "recommend", "representativeness", "significance",
