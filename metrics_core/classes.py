@@ -19,6 +19,10 @@ TASKS = ("binary", "multiclass")
 def check_task(task: str) -> None:
     """``task`` is "binary" or "multiclass".
 
+    Parameters
+    ----------
+    task : str
+
     Raises
     ------
     InputError
@@ -63,6 +67,14 @@ def type_kind(t: pa.DataType | np.dtype) -> str:
 
 def same_kind(a: pa.DataType | np.dtype, b: pa.DataType | np.dtype) -> bool:
     """Whether two label columns hold values of the same kind (:func:`type_kind`).
+
+    Parameters
+    ----------
+    a, b : pyarrow.DataType or numpy.dtype
+
+    Returns
+    -------
+    bool
 
     Examples
     --------

@@ -415,8 +415,21 @@ def row_problems(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = 
                  labels: Sequence | None = None, columns_needed: Sequence[str] = ()) -> Iterator[Problem]:
     """Every :class:`Problem` of a batch, in the order :func:`check_batch` reports them.
 
-    A missing column, a score column that is not numeric, or label and prediction columns of
-    mixed kinds (strings and numbers) raise at once: they are not about rows.
+    Parameters
+    ----------
+    batch, path, label, prediction, scores, weight, price, labels, columns_needed
+        As for :func:`check_batch`.
+
+    Yields
+    ------
+    Problem
+        One per (column, problem) with bad rows: role, column, problem, row mask, hint.
+
+    Raises
+    ------
+    InputError
+        At once for a missing column, a score column that is not numeric, or label and
+        prediction columns of mixed kinds (strings and numbers): they are not about rows.
     """
     names = batch.schema.names
     roles = {c: r for r, c in (("label", label), ("prediction", prediction)) if c}
@@ -450,11 +463,26 @@ def _example(batch, i: int) -> str:
 
 def problem_error(path, p: Problem, count: int, row: int, batch, i: int,
                   batch_rows: tuple[int, int] | None = None) -> InputError:
-    """The error of a :class:`Problem`: file, column, problem, count, and the example row ``i`` of
-    ``batch`` (row ``row`` of the file) with the values of every column read.
+    """The error of a :class:`Problem`: file, column, problem, count, and an example row.
 
-    ``count`` covers the whole file, or the rows ``batch_rows = (first, last)`` of one batch. A
-    price is shown by its value first (``row 3 = -1.0``).
+    Parameters
+    ----------
+    path : str or path
+        The file.
+    p : Problem
+    count : int
+        Bad rows in the whole file, or in the rows ``batch_rows = (first, last)`` of one batch.
+    row : int
+        The example's row number in the file.
+    batch : pyarrow.RecordBatch or pyarrow.Table
+        The rows holding the example, as row ``i``; the values of every column read are shown.
+    i : int
+    batch_rows : (int, int), optional
+
+    Returns
+    -------
+    InputError
+        With ``bad_rows = (column, problem)``; a price is shown by its value first (``row 3 = -1.0``).
     """
     context = _example(batch, i)
     if p.role == "price":

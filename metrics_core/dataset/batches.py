@@ -79,9 +79,20 @@ def parts_of(source, *, filter=None, target_rows: int | None = None) -> list[Par
 
 
 def total_rows(ds: pads.Dataset, filter=None, parts: Sequence[Part] | None = None) -> int | None:
-    """Rows of a dataset (or of some parts) from Parquet metadata; None when unknown (CSV, IPC).
+    """Rows of a dataset (or of some parts) from Parquet metadata.
 
-    Under a row filter this is an upper bound (the filter is applied when reading).
+    Parameters
+    ----------
+    ds : pyarrow.dataset.Dataset
+    filter : pyarrow expression, optional
+        Prunes files by partition; a row filter is applied only when reading, so the count is then
+        an upper bound.
+    parts : sequence of Part, optional
+
+    Returns
+    -------
+    int or None
+        None when a file's row count is not in its metadata (CSV, IPC).
     """
     if parts is not None and all(p.n_rows is not None for p in parts):
         return sum(p.n_rows for p in parts)
@@ -141,7 +152,18 @@ def iter_batches(source, columns_needed: Sequence[str], *, filter=None, batch_ro
 
 def batches_with_rows(source, columns_needed: Sequence[str], *, filter=None, batch_rows: int = 1_000_000,
                       parts: Sequence[Part] | None = None) -> Iterator[tuple[str, pa.RecordBatch, int]]:
-    """:func:`iter_batches` yielding ``(path, batch, index in the file of the batch's first row)``."""
+    """:func:`iter_batches` with the row number of each batch.
+
+    Parameters
+    ----------
+    source, columns_needed, filter, batch_rows, parts
+        As for :func:`iter_batches`.
+
+    Yields
+    ------
+    tuple
+        ``(path, batch, index in the file of the batch's first row)``.
+    """
     ds = open_dataset(source)
     columns_needed = list(dict.fromkeys(columns_needed))
     absent = {c: None for c in columns_needed if c not in ds.schema.names}
@@ -237,6 +259,15 @@ def file_error(err: InputError, source, path: str, columns_needed: Sequence[str]
 
 def no_rows_error(source, filter=None) -> InputError:
     """The error for a scan that found no rows (an empty dataset, or none under the filter).
+
+    Parameters
+    ----------
+    source : str, path or pyarrow.dataset.Dataset
+    filter : pyarrow expression, optional
+
+    Returns
+    -------
+    InputError
 
     Examples
     --------

@@ -153,5 +153,20 @@ def schema_of(source) -> pa.Schema:
 
 
 def where(source) -> str:
-    """How messages name a source: its path, or "dataset" for an opened Dataset."""
+    """How messages name a source.
+
+    Parameters
+    ----------
+    source : str, path or pyarrow.dataset.Dataset
+
+    Returns
+    -------
+    str
+        Its path, or "dataset" for an opened Dataset.
+
+    Examples
+    --------
+    >>> where("data/test.parquet")
+    'data/test.parquet'
+    """
     return "dataset" if isinstance(source, pads.Dataset) else str(source)

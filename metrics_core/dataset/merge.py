@@ -146,7 +146,19 @@ class BucketedScoreMerger:
 
 
 def exact_score_counts(scores) -> list:
-    """The exact ScoreCounts of some statistics' ``scores`` as a list (binary: one; multiclass: K), else []."""
+    """The exact score statistics of a ``scores`` field, as a list.
+
+    Parameters
+    ----------
+    scores : ScoreCounts, tuple of ScoreCounts, binned counts or None
+        The ``scores`` of :class:`~metrics_core.stats.BinaryStats` or
+        :class:`~metrics_core.stats.MulticlassStats`.
+
+    Returns
+    -------
+    list of ScoreCounts
+        Binary: one; multiclass: K; binned or no scores: empty.
+    """
     if isinstance(scores, ScoreCounts):
         return [scores]
     if isinstance(scores, tuple) and scores and isinstance(scores[0], ScoreCounts):
@@ -161,6 +173,10 @@ def release_free_memory() -> None:
     from the heap, which is what makes them fast; after the scan that heap is mostly free but
     still resident. Without this, the curves of a 100M-row report (fresh mappings of about 2 GB)
     came on top of it: 4.11 GiB peak RSS against 3.46 GiB before the buckets.
+
+    Returns
+    -------
+    None
     """
     import ctypes
 
@@ -171,7 +187,19 @@ def release_free_memory() -> None:
 
 
 def relabel(counts: ConfusionCounts | None, labels) -> ConfusionCounts | None:
-    """The same counts over other label names (None stays None)."""
+    """The same counts over other label names.
+
+    Parameters
+    ----------
+    counts : ConfusionCounts or None
+    labels : array-like
+        The new names, one per class in the order of the matrix.
+
+    Returns
+    -------
+    ConfusionCounts or None
+        None stays None.
+    """
     return None if counts is None else ConfusionCounts(counts.matrix, labels)
 
 

@@ -16,6 +16,16 @@ def z_critical(level):
 
     The one normal quantile of metrics_core: Wilson and normal (CLT) intervals, sample sizes.
 
+    Parameters
+    ----------
+    level : float or array-like
+        Confidence level(s) in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        z, the same shape as ``level``.
+
     >>> round(float(z_critical(0.95)), 6)
     1.959964
     """
