@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 from uuid import UUID
 
-ALERT_EVENT = "classwatch.alert.retrain"
+from tasks.alerts import EVENT as ALERT_EVENT
+
 AUTOMATION_NAME = "classwatch: notify on retraining alerts"
 BLOCK_NAME = "classwatch-retrain-alerts"
 

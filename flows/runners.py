@@ -76,6 +76,22 @@ def require_api_server(why: str) -> str:
 
 
 @contextmanager
+def in_process_runs() -> Iterator[None]:
+    """Run the enclosed flow calls without Prefect's flow-run heartbeat.
+
+    Heartbeats (every 180 s by default) let a server mark a run whose process died as crashed.
+    A flow called in this process (the command line, the demo, a notebook) is watched by this
+    process, which reports its failure itself; and the engine waits for the heartbeat thread
+    when a flow ends, which cost 0.5 s (up to 1 s) of every monitored period here. Served
+    deployments run in their own processes and keep their heartbeats.
+    """
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        yield
+
+
+@contextmanager
 def api_for(runner: str) -> Iterator[None]:
     """Run the enclosed flow call with a Prefect API that the runner's worker processes can reach.
 

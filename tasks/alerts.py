@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from metrics_core.monitoring import Alert
+from metrics_core.monitoring import Alert, Reason
 
+#: The name of the retraining alert event (the automation in deployments/automations.py routes it).
 EVENT = "classwatch.alert.retrain"
 #: Namespace of the alert event ids: uuid5(NAMESPACE, "<model>/<period>") is the same on every re-run,
 #: so the Prefect server drops a repeated alert for one model and period.
 NAMESPACE = uuid.UUID("6f2d7a9e-5b1c-4c3e-9a8f-1c1a55ac0a7e")
 REASONS_LIMIT = 8000
+#: MLflow tags of a period run: the verdict, the reasons as text, the reasons as records (JSON).
+ALERT_TAG, REASONS_TAG, RECORDS_TAG = "classwatch.alert", "classwatch.alert.reasons", "classwatch.alert.reasons.json"
 
 
 def event_id(model: str, period: str) -> uuid.UUID:
@@ -31,11 +35,36 @@ def resource(model: str) -> dict[str, str]:
     return {"prefect.resource.id": f"classwatch.model.{model}", "prefect.resource.name": model}
 
 
+def _records(reasons) -> str:
+    """The reasons as a JSON list within the tag limit (the strongest ones when all do not fit)."""
+    records = [r.to_dict() for r in reasons]
+    while records:
+        text = json.dumps(records, separators=(",", ":"))
+        if len(text) <= REASONS_LIMIT:
+            return text
+        records.pop()
+    return "[]"
+
+
 def alert_tags(decision: Alert) -> dict[str, str]:
-    """MLflow tags: ``classwatch.alert`` = retrain | none and ``classwatch.alert.reasons``."""
-    reasons = "; ".join(decision.reasons) if decision.reasons else "none"
-    return {"classwatch.alert": "retrain" if decision.alert else "none",
-            "classwatch.alert.reasons": reasons[:REASONS_LIMIT]}
+    """MLflow tags: ``classwatch.alert`` = retrain | none, ``classwatch.alert.reasons`` (the
+    sentences joined with "; ", or "none") and, when there are reasons, the records as JSON."""
+    reasons = "; ".join(decision.texts) if decision.reasons else "none"
+    tags = {ALERT_TAG: "retrain" if decision.alert else "none", REASONS_TAG: reasons[:REASONS_LIMIT]}
+    if decision.reasons:
+        tags[RECORDS_TAG] = _records(decision.reasons)
+    return tags
+
+
+def reasons_from_tags(tags: dict) -> tuple[Reason, ...]:
+    """The reasons of a logged period, from the tags :func:`alert_tags` wrote.
+
+    >>> from metrics_core.monitoring import TestKey
+    >>> r = Reason(TestKey("price", "tea"), 0.15, 0.1, 0.001, 2.0, 2.3)
+    >>> reasons_from_tags({RECORDS_TAG: _records([r])}) == (r,)
+    True
+    """
+    return tuple(Reason.from_dict(d) for d in json.loads(tags.get(RECORDS_TAG) or "[]"))
 
 
 def payload(model: str, period: str, decision: Alert, run_id: str | None, tracking_uri: str | None,
@@ -43,28 +72,11 @@ def payload(model: str, period: str, decision: Alert, run_id: str | None, tracki
     """JSON payload of the event: model, period, reasons (list and one string), figures, the MLflow run
     id and store, and ``mlflow_run_url`` (the run page) when the store is a tracking server."""
     figures = {k: (None if v != v else float(v)) for k, v in decision.figures.items()}
-    out = {"model": model, "period": period, "reasons": list(decision.reasons),
-           "reason": "; ".join(decision.reasons), "figures": figures, "mlflow_run_id": run_id,
-           "mlflow_tracking_uri": tracking_uri}
+    out = {"model": model, "period": period, "reasons": decision.texts, "reason": "; ".join(decision.texts),
+           "figures": figures, "mlflow_run_id": run_id, "mlflow_tracking_uri": tracking_uri}
     if run_id and experiment_id and tracking_uri and tracking_uri.startswith(("http://", "https://")):
         out["mlflow_run_url"] = f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
     return out
-
-
-def markdown(model: str, period: str, decision: Alert, run_id: str | None, tracking_uri: str | None) -> str:
-    """The alert as markdown (Prefect artifact and MLflow text artifact)."""
-    lines = [f"# Retraining alert: {model}, {period}", "",
-             f"{len(decision.reasons)} reason(s) (corrected tests that reject AND pass their practical threshold, "
-             "or the headline metric's lower bound under its floor):", ""]
-    lines += [f"- {r}" for r in decision.reasons]
-    rows = decision.table.filter(decision.table["drift"].fill_null(False)) if decision.table.height else None
-    if rows is not None and rows.height:
-        lines += ["", "| test | effect | threshold | p (adjusted) |", "|---|---|---|---|"]
-        for r in rows.iter_rows(named=True):
-            lines.append(f"| {r['name']} | {r['effect_size']:.4g} | {r['threshold']:g} | {r['p_adjusted']:.2g} |")
-    if run_id:
-        lines += ["", f"MLflow run `{run_id}` in `{tracking_uri}`: open it with `classwatch ui`."]
-    return "\n".join(lines) + "\n"
 
 
 def artifact_key(model: str, period: str) -> str:
@@ -78,8 +90,9 @@ def artifact_key(model: str, period: str) -> str:
 
 @task(name="raise-alert", retries=2, retry_delay_seconds=1, cache_policy=NO_CACHE)
 def raise_alert(model: str, period: str, decision: Alert, run_id: str | None, tracking_uri: str | None,
-                experiment_id: str | None = None) -> str:
-    """Emit ``classwatch.alert.retrain`` (deterministic id) and a markdown artifact; return the event id."""
+                experiment_id: str | None, text: str) -> str:
+    """Emit ``classwatch.alert.retrain`` (deterministic id) and the alert markdown ``text`` (the one
+    logged to MLflow) as a Prefect artifact; return the event id."""
     from prefect.artifacts import create_markdown_artifact
     from prefect.events import emit_event
 
@@ -88,6 +101,6 @@ def raise_alert(model: str, period: str, decision: Alert, run_id: str | None, tr
         if run_id else None
     emit_event(EVENT, resource=resource(model),
                payload=payload(model, period, decision, run_id, tracking_uri, experiment_id), id=eid, related=related)
-    create_markdown_artifact(markdown(model, period, decision, run_id, tracking_uri), key=artifact_key(model, period),
+    create_markdown_artifact(text, key=artifact_key(model, period),
                              description=f"classwatch retraining alert for {model}, {period}")
     return str(eid)

@@ -22,7 +22,8 @@ from metrics_core.errors import InputError
 from metrics_core.significance import mcnemar, paired_bootstrap
 from tasks.config import sources
 from tasks import IO
-from tasks.monitor import DEFAULT_HEADLINE, bins_of
+from metrics_core.monitoring import DEFAULT_HEADLINE
+from tasks.monitor import bins_of
 from tasks.config.spec import RunSpec
 
 LATENCY_ROWS = 100

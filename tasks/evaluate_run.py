@@ -19,7 +19,7 @@ from tasks.config.spec import RunSpec, fingerprint
 from tasks.evaluate import EvalPlan, environment, model_description
 from tasks.render.iso_report import iso_report
 from tasks.render.tables import curve_tables
-from tasks.monitor import DEFAULT_HEADLINE
+from metrics_core.monitoring import DEFAULT_HEADLINE
 from tasks.store.mlflow import RunContent, client, finished_run, log_run
 
 MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")

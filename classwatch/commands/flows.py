@@ -153,7 +153,7 @@ def monitor(
         _fail(exc)
     flow = monitor_period.with_options(task_runner=runner)
     done = []
-    with runners.api_for(run_spec.task_runner), _progress() as progress:
+    with runners.api_for(run_spec.task_runner), runners.in_process_runs(), _progress() as progress:
         job = progress.add_task("Monitoring", total=len(period))
         for p in period:
             progress.update(job, description=f"monitor_period {p}")
@@ -190,8 +190,9 @@ def compare(
     per-model metrics and the table of tests.
     """
     from flows.compare_models import compare_models
+    from flows.runners import in_process_runs
 
-    with console.status(f"compare_models: {len(model_uri)} models"):
+    with console.status(f"compare_models: {len(model_uri)} models"), in_process_runs():
         try:
             out = compare_models(str(spec) if spec else None, list(model_uri), test_data=test_data, force=force)
         except Exception as exc:  # noqa: BLE001

@@ -27,7 +27,7 @@ class DemoResult:
     out_dir: Path
     tracking_uri: str
     evaluation: dict = field(default_factory=dict)
-    periods: list = field(default_factory=list)
+    periods: list = field(default_factory=list)  # tasks.monitor.PeriodResult per month
     comparison: dict = field(default_factory=dict)
     models: dict = field(default_factory=dict)
     plots: list = field(default_factory=list)
@@ -128,15 +128,17 @@ def demo_spec(out_dir: Path, tracking_uri: str) -> dict:
 
 def run_demo(out_dir: str | Path = "demo-output", *, rows_per_month: int = 10_000, seed: int = 0,
              tracking_uri: str | None = None, step: Callable[[str], None] | None = None,
-             period_done: Callable[[dict], None] | None = None) -> DemoResult:
+             period_done: Callable[[object], None] | None = None) -> DemoResult:
     """Build the data, train two classifiers, then evaluate, monitor 12 months and compare.
 
-    ``step(message)`` is called before each stage and ``period_done(summary)`` after each month
-    (the CLI draws its progress from them). Returns what was logged where.
+    ``step(message)`` is called before each stage and ``period_done(result)`` after each month
+    with its :class:`tasks.monitor.PeriodResult` (the CLI draws its progress from them). Returns
+    what was logged where.
     """
     from flows.compare_models import compare_models
     from flows.evaluate_model import evaluate_model
     from flows.monitor_period import monitor_period
+    from flows.runners import in_process_runs
     from tasks.config.spec import default_tracking_uri
 
     start = time.perf_counter()
@@ -163,16 +165,17 @@ def run_demo(out_dir: str | Path = "demo-output", *, rows_per_month: int = 10_00
         scored.write_parquet(data / "deliveries" / f"{month}.parquet")
     spec = demo_spec(out, uri)
     (out / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    say(f"evaluate_model: {lr_uri} on the test set (checks, metrics with intervals, curves, ISO report)")
-    result.evaluation = evaluate_model(spec, model_uri=lr_uri, promote_champion=True)
-    for month in MONTHS:
-        say(f"monitor_period {month}")
-        summary = monitor_period(spec, month)
-        result.periods.append(summary)
-        if period_done:
-            period_done(summary)
-    say(f"compare_models: {lr_uri} vs {nb_uri}")
-    result.comparison = compare_models(spec, [lr_uri, nb_uri])
+    with in_process_runs():
+        say(f"evaluate_model: {lr_uri} on the test set (checks, metrics with intervals, curves, ISO report)")
+        result.evaluation = evaluate_model(spec, model_uri=lr_uri, promote_champion=True)
+        for month in MONTHS:
+            say(f"monitor_period {month}")
+            summary = monitor_period(spec, month)
+            result.periods.append(summary)
+            if period_done:
+                period_done(summary)
+        say(f"compare_models: {lr_uri} vs {nb_uri}")
+        result.comparison = compare_models(spec, [lr_uri, nb_uri])
     result.plots = export_plots(out / "plots", uri, result)
     result.seconds = time.perf_counter() - start
     return result
@@ -187,7 +190,7 @@ def export_plots(plot_dir: Path, tracking_uri: str, result: DemoResult) -> list[
     out = []
     runs = [("evaluation", result.evaluation.get("run_id"))]
     if result.periods:
-        runs.append(("monitoring", result.periods[-1].get("parent_run_id")))
+        runs.append(("monitoring", result.periods[-1].parent_run_id))
     for prefix, run_id in runs:
         if not run_id:
             continue

@@ -1,26 +1,32 @@
-"""MLflow logging: everything computed first, logged in batches, FINISHED only when all of it is logged.
+"""The MLflow store adapter: one client per flow run; everything computed first, logged in few calls.
 
 A run is found by its tag ``classwatch.run_key`` before one is created: a FINISHED run with the
 key is reused (a re-run logs nothing twice), a FAILED/KILLED/RUNNING leftover is deleted and
 logged again from the start. Any failure while logging marks the run FAILED and re-raises.
+Params, tags and metrics go in as few ``log_batch`` calls as MLflow's limits allow; texts, files
+and tables (the JSON "split" layout of ``MlflowClient.log_table``, listed in the
+``mlflow.loggedArtifacts`` tag so ``load_table`` finds them) in one artifact upload.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import tempfile
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import polars as pl
 
 from tasks.config.spec import default_tracking_uri
 
 RUN_KEY = "classwatch.run_key"
-MAX_METRICS, MAX_PARAMS, MAX_TAGS = 1000, 100, 100
+LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
+MAX_METRICS, MAX_PARAMS, MAX_TAGS, MAX_ENTITIES = 1000, 100, 100, 1000
 PARAM_LIMIT, TAG_LIMIT = 6000, 8000
 _BAD_KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
 
@@ -50,6 +56,22 @@ class RunContent:
     timestamp_ms: int | None = None
 
 
+@dataclass(frozen=True)
+class RunSummary:
+    """What a logged run holds, as returned by a search: enough for a flow that skips its work."""
+
+    run_id: str
+    status: str
+    tags: dict
+    metrics: dict
+    experiment_id: str
+
+    @classmethod
+    def of(cls, run) -> "RunSummary":
+        return cls(run.info.run_id, run.info.status, dict(run.data.tags), dict(run.data.metrics),
+                   run.info.experiment_id)
+
+
 def client(tracking_uri: str | None = None):
     """An MlflowClient on the store (registry on the same URI)."""
     from mlflow import MlflowClient
@@ -66,33 +88,8 @@ def _local_artifact_root(tracking_uri: str) -> str | None:
     return None
 
 
-def experiment_id(mlflow_client, name: str) -> str:
-    """The id of experiment ``name``, created when missing (artifacts beside a local SQLite db)."""
-    exp = mlflow_client.get_experiment_by_name(name)
-    if exp is not None:
-        if exp.lifecycle_stage == "deleted":
-            mlflow_client.restore_experiment(exp.experiment_id)
-        return exp.experiment_id
-    root = _local_artifact_root(mlflow_client.tracking_uri)
-    try:
-        return mlflow_client.create_experiment(name, artifact_location=f"{root}/{_slug(name)}" if root else None)
-    except Exception:  # noqa: BLE001 - created concurrently by another process
-        exp = mlflow_client.get_experiment_by_name(name)
-        if exp is None:
-            raise
-        return exp.experiment_id
-
-
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "experiment"
-
-
-def find_run(mlflow_client, exp_id: str, run_key: str):
-    """The newest active run tagged ``classwatch.run_key = run_key`` (any status), or None."""
-    quoted = run_key.replace("'", "\\'")
-    runs = mlflow_client.search_runs([exp_id], filter_string=f"tags.`{RUN_KEY}` = '{quoted}'",
-                                     order_by=["attributes.start_time DESC"], max_results=5)
-    return runs[0] if runs else None
 
 
 def _value(v) -> float:
@@ -102,105 +99,227 @@ def _value(v) -> float:
         return math.nan
 
 
-def _batches(mlflow_client, run_id: str, content: RunContent) -> None:
-    from mlflow.entities import Metric, Param, RunTag
-
-    ts = content.timestamp_ms or int(time.time() * 1000)
-    metrics = [Metric(safe_key(k), _value(v), ts, content.step) for k, v in content.metrics.items()]
-    params = [Param(safe_key(k), str(v)[:PARAM_LIMIT]) for k, v in content.params.items()]
-    tags = [RunTag(k, str(v)[:TAG_LIMIT]) for k, v in content.tags.items()]
-    for i in range(0, len(params), MAX_PARAMS):
-        mlflow_client.log_batch(run_id, params=params[i:i + MAX_PARAMS])
-    for i in range(0, len(tags), MAX_TAGS):
-        mlflow_client.log_batch(run_id, tags=tags[i:i + MAX_TAGS])
-    for i in range(0, len(metrics), MAX_METRICS):
-        mlflow_client.log_batch(run_id, metrics=metrics[i:i + MAX_METRICS])
+def _quoted(text: str) -> str:
+    return text.replace("'", "\\'")
 
 
-def _artifacts(mlflow_client, run_id: str, content: RunContent) -> None:
-    with tempfile.TemporaryDirectory(prefix="classwatch-") as tmp:
-        root = Path(tmp)
-        for name, text in content.texts.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
-        for name, path in content.files.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_bytes(Path(path).read_bytes())
-        if any(root.iterdir()):
-            mlflow_client.log_artifacts(run_id, str(root))
-    for name, table in content.tables.items():
-        frame = table if isinstance(table, pl.DataFrame) else pl.DataFrame(table)
-        mlflow_client.log_table(run_id, frame.to_pandas(), artifact_file=name)
+class MlflowStore:
+    """One MLflow store and experiment: one client, the experiment id looked up once.
 
-
-def log_run(tracking_uri: str, experiment: str, run_key: str, content: RunContent, *, parent_run_id: str | None = None,
-            force: bool = False, before_finish: Callable[[str], None] | None = None) -> tuple[str, bool]:
-    """Log ``content`` as one run; return ``(run_id, created)``.
-
-    A FINISHED run with the same ``run_key`` is returned untouched (``created`` False) unless
-    ``force``; any other run with the key (FAILED, KILLED, a crashed RUNNING) is deleted first.
-    Order: params, tags, metrics (batches of the MLflow limits), then artifacts and tables, then
-    ``before_finish(run_id)`` (e.g. the parent's time series), then FINISHED. Any exception marks
-    the run FAILED and propagates.
+    Create one per flow run and pass it to the tasks; it pickles without its client (a Dask
+    worker opens its own).
     """
-    c = client(tracking_uri)
-    exp_id = experiment_id(c, experiment)
-    existing = find_run(c, exp_id, run_key)
-    if existing is not None:
-        if existing.info.status == "FINISHED" and not force:
-            return existing.info.run_id, False
-        c.delete_run(existing.info.run_id)
-    tags = {RUN_KEY: run_key, "mlflow.runName": content.name}
-    if parent_run_id:
-        tags["mlflow.parentRunId"] = parent_run_id
-    run = c.create_run(exp_id, tags=tags, run_name=content.name)
-    run_id = run.info.run_id
-    try:
-        _batches(c, run_id, content)
-        _artifacts(c, run_id, content)
-        if before_finish is not None:
-            before_finish(run_id)
-        c.set_terminated(run_id, "FINISHED")
-    except BaseException:
+
+    def __init__(self, tracking_uri: str | None = None, experiment: str = "classwatch", mlflow_client=None):
+        self.tracking_uri = tracking_uri or default_tracking_uri()
+        self.experiment = experiment
+        self._client = mlflow_client
+        self._experiment_id: str | None = None
+        self._failed: dict[str, list[str]] = {}  # run key -> runs this store left FAILED (a retry replaces them)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_client": None}
+
+    def __repr__(self) -> str:
+        return f"MlflowStore({self.tracking_uri!r}, {self.experiment!r})"
+
+    @property
+    def client(self):
+        if self._client is None:
+            self._client = client(self.tracking_uri)
+        return self._client
+
+    # ---------------------------------------------------------------- experiment and runs
+    def experiment_id(self, create: bool = True) -> str | None:
+        """The experiment's id, created when missing (artifacts beside a local SQLite db); None
+        when it does not exist and ``create`` is False."""
+        if self._experiment_id is not None:
+            return self._experiment_id
+        c = self.client
+        exp = c.get_experiment_by_name(self.experiment)
+        if exp is not None:
+            if exp.lifecycle_stage == "deleted":
+                c.restore_experiment(exp.experiment_id)
+            self._experiment_id = exp.experiment_id
+        elif create:
+            root = _local_artifact_root(self.tracking_uri)
+            try:
+                self._experiment_id = c.create_experiment(
+                    self.experiment, artifact_location=f"{root}/{_slug(self.experiment)}" if root else None)
+            except Exception:  # noqa: BLE001 - created concurrently by another process
+                exp = c.get_experiment_by_name(self.experiment)
+                if exp is None:
+                    raise
+                self._experiment_id = exp.experiment_id
+        return self._experiment_id
+
+    def _search(self, filter_string: str, max_results: int = 1000, all_pages: bool = True) -> list:
+        exp_id = self.experiment_id(create=False)
+        if exp_id is None:
+            return []
+        runs, token = [], None
+        while True:
+            page = self.client.search_runs([exp_id], filter_string=filter_string, max_results=max_results,
+                                           order_by=["attributes.start_time DESC"], page_token=token)
+            runs.extend(page)
+            token = page.token
+            if not all_pages or not token:
+                return runs
+
+    def find(self, run_key: str):
+        """The newest active run tagged ``classwatch.run_key = run_key`` (any status), or None."""
+        runs = self._search(f"tags.`{RUN_KEY}` = '{_quoted(run_key)}'", max_results=5, all_pages=False)
+        return runs[0] if runs else None
+
+    def runs_under(self, prefix: str) -> list:
+        """Every active run whose run key is ``prefix`` or starts with ``prefix + "|"``, newest
+        first, in one search (e.g. a monitoring parent and all its periods)."""
+        # "_" and "%" in the prefix match any character in LIKE: the exact test below drops such runs
+        runs = self._search(f"tags.`{RUN_KEY}` LIKE '{_quoted(prefix)}%'")
+        return [r for r in runs if r.data.tags.get(RUN_KEY, "") == prefix
+                or r.data.tags.get(RUN_KEY, "").startswith(prefix + "|")]
+
+    def finished(self, run_key: str) -> RunSummary | None:
+        """The FINISHED run with ``run_key`` (no extra read: the search returns tags and metrics), or None."""
+        run = self.find(run_key)
+        return RunSummary.of(run) if run is not None and run.info.status == "FINISHED" else None
+
+    # ---------------------------------------------------------------- logging
+    def log_batches(self, run_id: str, metrics: dict | None = None, params: dict | None = None,
+                    tags: dict | None = None, step: int = 0, timestamp_ms: int | None = None) -> None:
+        """Params, tags and metrics in as few ``log_batch`` calls as MLflow's limits allow."""
+        from mlflow.entities import Metric, Param, RunTag
+
+        ts = timestamp_ms or int(time.time() * 1000)
+        queues = [[Param(safe_key(k), str(v)[:PARAM_LIMIT]) for k, v in (params or {}).items()],
+                  [RunTag(k, str(v)[:TAG_LIMIT]) for k, v in (tags or {}).items()],
+                  [Metric(safe_key(k), _value(v), ts, step) for k, v in (metrics or {}).items()]]
+        limits = (MAX_PARAMS, MAX_TAGS, MAX_METRICS)
+        while any(queues):
+            room = MAX_ENTITIES
+            batch = []
+            for queue, limit in zip(queues, limits):
+                n = min(limit, room, len(queue))
+                batch.append(queue[:n])
+                del queue[:n]
+                room -= n
+            self.client.log_batch(run_id, params=batch[0], tags=batch[1], metrics=batch[2])
+
+    def log_artifacts(self, run_id: str, texts: dict | None = None, files: dict | None = None,
+                      tables: dict | None = None) -> None:
+        """Texts, copies of local files and tables (JSON "split" layout) in one upload."""
+        if not (texts or files or tables):
+            return
+        with tempfile.TemporaryDirectory(prefix="classwatch-") as tmp:
+            root = Path(tmp)
+            for name, text in (texts or {}).items():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / name).write_text(text)
+            for name, path in (files or {}).items():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / name).write_bytes(Path(path).read_bytes())
+            for name, table in (tables or {}).items():
+                frame = table if isinstance(table, pl.DataFrame) else pl.DataFrame(table)
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                frame.to_pandas().to_json(root / name, orient="split", index=False, date_format="iso")
+            self.client.log_artifacts(run_id, str(root))
+
+    def write(self, run_id: str, content: RunContent) -> None:
+        """Everything of ``content`` on run ``run_id``: params, tags, metrics, then the artifacts."""
+        tags = dict(content.tags)
+        if content.tables:
+            tags[LOGGED_ARTIFACTS] = json.dumps([{"path": name, "type": "table"} for name in content.tables])
+        self.log_batches(run_id, content.metrics, content.params, tags, content.step, content.timestamp_ms)
+        self.log_artifacts(run_id, content.texts, content.files, content.tables)
+
+    @contextmanager
+    def new_run(self, run_key: str, name: str, *, parent_run_id: str | None = None,
+                replaces: list[str] = ()) -> Iterator[str]:
+        """Create the run tagged ``run_key`` (after deleting the runs ``replaces`` and any run of the
+        key this store left FAILED before, e.g. in an earlier try of a retried task) and yield its
+        id; FINISHED when the block completes, FAILED (and re-raised) on any exception."""
+        c = self.client
+        exp_id = self.experiment_id()
+        for old in dict.fromkeys([*replaces, *self._failed.pop(run_key, [])]):
+            c.delete_run(old)
+        tags = {RUN_KEY: run_key, "mlflow.runName": name}
+        if parent_run_id:
+            tags["mlflow.parentRunId"] = parent_run_id
+        run_id = c.create_run(exp_id, tags=tags, run_name=name).info.run_id
         try:
-            c.set_terminated(run_id, "FAILED")
-        except Exception:  # noqa: BLE001 - the store itself may be down; the original error matters
-            pass
-        raise
-    return run_id, True
+            yield run_id
+            c.set_terminated(run_id, "FINISHED")
+        except BaseException:
+            self._failed.setdefault(run_key, []).append(run_id)
+            try:
+                c.set_terminated(run_id, "FAILED")
+            except Exception:  # noqa: BLE001 - the store itself may be down; the original error matters
+                pass
+            raise
+
+    def log_run(self, run_key: str, content: RunContent, *, parent_run_id: str | None = None, force: bool = False,
+                before_finish: Callable[[str], None] | None = None) -> tuple[str, bool]:
+        """Log ``content`` as one run; return ``(run_id, created)``.
+
+        A FINISHED run with the same ``run_key`` is returned untouched (``created`` False) unless
+        ``force``; any other run with the key (FAILED, KILLED, a crashed RUNNING) is deleted first.
+        Order: params, tags, metrics, then artifacts and tables, then ``before_finish(run_id)``
+        (e.g. the parent's time series), then FINISHED. Any exception marks the run FAILED and
+        propagates.
+        """
+        existing = self.find(run_key)
+        if existing is not None and existing.info.status == "FINISHED" and not force:
+            return existing.info.run_id, False
+        with self.new_run(run_key, content.name, parent_run_id=parent_run_id,
+                          replaces=[existing.info.run_id] if existing is not None else []) as run_id:
+            self.write(run_id, content)
+            if before_finish is not None:
+                before_finish(run_id)
+        return run_id, True
+
+    def ensure_parent(self, run_key: str, name: str, params: dict, tags: dict, existing: str | None = None) -> str:
+        """The id of the parent run with ``run_key``: ``existing`` (its id, found already), else
+        searched, else a new run with params and tags, FINISHED at once."""
+        if existing is not None:
+            return existing
+        found = self.find(run_key)
+        if found is not None:
+            return found.info.run_id
+        with self.new_run(run_key, name) as run_id:
+            self.write(run_id, RunContent(name, params=params, tags=tags))
+        return run_id
+
+
+# ---------------------------------------------------------------- one-call forms (a store per call)
+def experiment_id(mlflow_client, name: str) -> str:
+    """The id of experiment ``name`` on ``mlflow_client``'s store, created when missing."""
+    return MlflowStore(mlflow_client.tracking_uri, name, mlflow_client).experiment_id()
+
+
+def find_run(mlflow_client, exp_id: str, run_key: str):
+    """The newest active run tagged ``classwatch.run_key = run_key`` in experiment ``exp_id``, or None."""
+    runs = mlflow_client.search_runs([exp_id], filter_string=f"tags.`{RUN_KEY}` = '{_quoted(run_key)}'",
+                                     order_by=["attributes.start_time DESC"], max_results=5)
+    return runs[0] if runs else None
+
+
+def log_run(tracking_uri: str, experiment: str, run_key: str, content: RunContent, **kw) -> tuple[str, bool]:
+    """:meth:`MlflowStore.log_run` on a store opened for this call."""
+    return MlflowStore(tracking_uri, experiment).log_run(run_key, content, **kw)
 
 
 def ensure_parent(tracking_uri: str, experiment: str, run_key: str, name: str, params: dict, tags: dict) -> str:
-    """The parent run with ``run_key`` (created with params and tags, then FINISHED, if missing)."""
-    c = client(tracking_uri)
-    exp_id = experiment_id(c, experiment)
-    existing = find_run(c, exp_id, run_key)
-    if existing is not None:
-        return existing.info.run_id
-    run_id, _ = log_run(tracking_uri, experiment, run_key, RunContent(name, params=params, tags=tags))
-    return run_id
+    """:meth:`MlflowStore.ensure_parent` on a store opened for this call."""
+    return MlflowStore(tracking_uri, experiment).ensure_parent(run_key, name, params, tags)
 
 
 def log_series(tracking_uri: str, run_id: str, metrics: dict, step: int, timestamp_ms: int | None = None) -> None:
-    """Metrics at ``step`` on an existing run (the parent's time series; the run may be FINISHED)."""
-    c = client(tracking_uri)
-    _batches(c, run_id, RunContent("", metrics=metrics, step=step, timestamp_ms=timestamp_ms))
-
-
-def run_summary(tracking_uri: str, run_id: str) -> dict:
-    """What a finished run holds, for a flow that skips an already-logged period."""
-    run = client(tracking_uri).get_run(run_id)
-    return {"run_id": run_id, "status": run.info.status, "tags": dict(run.data.tags),
-            "metrics": dict(run.data.metrics), "experiment_id": run.info.experiment_id}
+    """Metrics at ``step`` on an existing run (e.g. a parent's time series; the run may be FINISHED)."""
+    MlflowStore(tracking_uri).log_batches(run_id, metrics, step=step, timestamp_ms=timestamp_ms)
 
 
 def finished_run(tracking_uri: str, experiment: str, key: str) -> dict | None:
-    """The summary (see :func:`run_summary`) of the FINISHED run tagged ``classwatch.run_key`` =
-    ``key`` in ``experiment``, or None: a flow returns it instead of computing again."""
-    c = client(tracking_uri)
-    exp = c.get_experiment_by_name(experiment)
-    done = find_run(c, exp.experiment_id, key) if exp is not None else None
-    if done is None or done.info.status != "FINISHED":
-        return None
-    return run_summary(tracking_uri, done.info.run_id)
-
+    """The FINISHED run tagged ``classwatch.run_key`` = ``key`` in ``experiment`` as a dict (run_id,
+    status, tags, metrics, experiment_id), or None: a flow returns it instead of computing again."""
+    done = MlflowStore(tracking_uri, experiment).finished(key)
+    return None if done is None else asdict(done)

@@ -23,16 +23,16 @@ def test_stable_periods_pass_and_the_shift_alerts_once(monitoring_spec, store):
 
     started = datetime.now(timezone.utc)  # other tests in this session may monitor the same model and period
     results = [monitor_period(monitoring_spec, p) for p in [*PERIODS, SHIFTED]]
-    assert [r["alert"] for r in results] == [False, False, False, True]
+    assert [r.alert for r in results] == [False, False, False, True]
     shifted = results[-1]
-    joined = "; ".join(shifted["reasons"])
+    joined = "; ".join(r.text for r in shifted.reasons)
     assert "prevalence of 'item_2'" in joined and "prices of 'item_1' rose" in joined
 
     client = MlflowClient(store)
     children = {r.data.tags["classwatch.period"]: r for r in mlflow_runs(store, "monitor-tests", kind="monitor")
                 if "classwatch.period" in r.data.tags}
     assert sorted(children) == [*PERIODS, SHIFTED]
-    parent_id = shifted["parent_run_id"]
+    parent_id = shifted.parent_run_id
     for period, run in children.items():
         assert run.info.status == "FINISHED"
         assert run.data.tags["mlflow.parentRunId"] == parent_id
@@ -54,7 +54,7 @@ def test_stable_periods_pass_and_the_shift_alerts_once(monitoring_spec, store):
 
     events = alert_events("test-model")
     assert [e.id for e in events] == [event_id("test-model", SHIFTED)]
-    assert events[0].payload["period"] == SHIFTED and events[0].payload["reasons"] == shifted["reasons"]
+    assert events[0].payload["period"] == SHIFTED and events[0].payload["reasons"] == [r.text for r in shifted.reasons]
     assert events[0].resource.id == "classwatch.model.test-model"
 
     from prefect.client.orchestration import get_client
@@ -68,9 +68,10 @@ def test_stable_periods_pass_and_the_shift_alerts_once(monitoring_spec, store):
 
     # re-running a period creates no duplicate run and no second alert
     again = monitor_period(monitoring_spec, SHIFTED)
-    assert again["created"] is False and again["run_id"] == shifted["run_id"] and again["alert"]
+    assert again.created is False and again.run_id == shifted.run_id and again.alert
+    assert again.reasons == shifted.reasons and again.parent_run_id == parent_id
     forced = monitor_period(monitoring_spec, SHIFTED, force=True)
-    assert forced["created"] is True
+    assert forced.created is True
     periods = [r.data.tags.get("classwatch.period") for r in mlflow_runs(store, "monitor-tests", kind="monitor")]
     assert periods.count(SHIFTED) == 1
     assert len(alert_events("test-model", wait=3, expect=2)) == 1  # same event id: the server keeps one
@@ -135,17 +136,17 @@ def test_artifact_store_failure_leaves_failed_run_then_rerun_completes(monitorin
         root.chmod(0o700)
         shutil.rmtree(root)
     done = monitor_period(spec, PERIODS[0])
-    assert done["created"]
+    assert done.created
     runs = [r for r in mlflow_runs(store, "faulty") if r.data.tags.get("classwatch.period") == PERIODS[0]]
-    assert [r.info.status for r in runs] == ["FINISHED"] and runs[0].info.run_id == done["run_id"]
+    assert [r.info.status for r in runs] == ["FINISHED"] and runs[0].info.run_id == done.run_id
 
 
 def test_unlabelled_period_and_previous(monitoring_spec, store, tmp_path):
     data = Path(monitoring_spec["data"]["current"]).parent
     scored_rows(5_000, 40, "2024-07", labels=False).write_parquet(data / "2024-07.parquet")
     out = monitor_period(monitoring_spec, "2024-07")
-    assert not out["alert"]
-    assert not any(k.startswith("perf/") for k in out["metrics"])
+    assert not out.alert
+    assert not any(k.startswith("perf/") for k in out.metrics)
     from flows.monitor_period import resolve_period
 
     assert resolve_period("previous") == resolve_period("previous")
@@ -164,6 +165,63 @@ def test_binary_task(tmp_path, store):
             "data": {"reference": str(tmp_path / "ref.parquet"), "current": str(tmp_path / "stable.parquet")},
             "mlflow": {"experiment": "binary", "tracking_uri": store}}
     stable = monitor_period(spec, "2024-05")
-    assert not stable["alert"] and 0.8 < stable["metrics"]["perf/auroc"] < 0.95
+    assert not stable.alert and 0.8 < stable.metrics["perf/auroc"] < 0.95
     shifted = monitor_period(spec, "2024-06", current=str(tmp_path / "shift.parquet"))
-    assert shifted["alert"] and any("prevalence of '1' (labels) rose" in r for r in shifted["reasons"])
+    assert shifted.alert and any("prevalence of '1' (labels) rose" in r.text for r in shifted.reasons)
+
+
+class _Counting:
+    """A real MlflowClient whose method calls are counted (nothing of MLflow is mocked)."""
+
+    def __init__(self, inner, counts):
+        self._inner, self._counts = inner, counts
+
+    def __getattr__(self, name):
+        attr = getattr(self._inner, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            self._counts[name] += 1
+            return attr(*args, **kwargs)
+
+        return call
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts of MlflowClient constructions and calls, and of datasets opened (pyarrow.dataset.dataset)."""
+    from collections import Counter
+
+    import pyarrow.dataset as pads
+
+    import tasks.store.mlflow as store_module
+
+    counts = Counter()
+    real_client, real_dataset = store_module.client, pads.dataset
+
+    def client(uri=None):
+        counts["MlflowClient"] += 1
+        return _Counting(real_client(uri), counts)
+
+    def dataset(*args, **kwargs):
+        counts["dataset opens"] += 1
+        return real_dataset(*args, **kwargs)
+
+    monkeypatch.setattr(store_module, "client", client)
+    monkeypatch.setattr(pads, "dataset", dataset)
+    return counts
+
+
+def test_one_period_uses_one_client_and_reads_nothing_back(monitoring_spec, store, counted):
+    """A new period (parent logged before): one client, one experiment lookup, one search, no
+    get_run or metric history; a re-run of a logged period: the lookup only, no dataset opened."""
+    monitor_period(monitoring_spec, PERIODS[0])
+    counted.clear()
+    monitor_period(monitoring_spec, SHIFTED)
+    assert dict(counted) == {"MlflowClient": 1, "get_experiment_by_name": 1, "search_runs": 1, "create_run": 1,
+                             "log_batch": 2, "log_artifacts": 2, "set_terminated": 1, "dataset opens": 6}
+    counted.clear()
+    again = monitor_period(monitoring_spec, SHIFTED)
+    assert not again.created and again.alert and again.reasons
+    assert dict(counted) == {"MlflowClient": 1, "get_experiment_by_name": 1, "search_runs": 1}

@@ -85,11 +85,11 @@ def test_binned_tests_agree_with_scipy_on_rows():
     y2, pred2, s2, price2 = period_arrays(20_000, 6, score_shift=(1, 0.01))
     a = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, scores=s, price=price)
     b = mon.update("multiclass", LABELS, mon.Bins(), pred2, label_idx=y2, scores=s2, price=price2)
-    t = mon.compare(a, b)["score:c1"]
+    t = mon.compare(a, b)[mon.TestKey("score", "c1")]
     exact_w1 = stats.wasserstein_distance(s[:, 1], s2[:, 1])
     assert t.effect_size == pytest.approx(exact_w1, abs=1e-3)  # bin width 0.001
     assert t.details["ks_d"] == pytest.approx(stats.ks_2samp(s[:, 1], s2[:, 1]).statistic, abs=0.01)
-    z = mon.compare(a, b)["prevalence_label:c3"]
+    z = mon.compare(a, b)[mon.TestKey("prevalence_label", "c3")]
     ref = drift.two_proportion_z(int((y == 3).sum()), y.size, int((y2 == 3).sum()), y2.size)
     assert z.p_value == pytest.approx(ref.p_value) and z.effect_size == pytest.approx(ref.effect_size)
 
@@ -132,8 +132,9 @@ def test_significant_but_small_wobble_does_not_alert():
     share[0] += 0.003
     share[1:] *= (1 - share[0]) / share[1:].sum()
     cur = np.round(share * n_cur).astype(int)
-    tests = {"prevalence_label:c0": drift.two_proportion_z(ref[0], ref.sum(), cur[0], cur.sum())}
-    assert tests["prevalence_label:c0"].p_value < 0.05
+    key = mon.TestKey("prevalence_label", "c0")
+    tests = {key: drift.two_proportion_z(ref[0], ref.sum(), cur[0], cur.sum())}
+    assert tests[key].p_value < 0.05
     decision = mon.decide_alert(tests)
     assert decision.table["p_adjusted"][0] < 0.05 and not decision.table["drift"][0]
     assert not decision.alert
@@ -162,15 +163,46 @@ def test_policy_thresholds_and_correction_are_used(reference):
 @pytest.mark.parametrize("low, floor, fails", [(0.78, 0.80, True), (0.81, 0.80, False), (float("nan"), 0.9, True)])
 def test_headline_floor(low, floor, fails):
     h = mon.headline_check("balanced_accuracy", 0.85, (low, 0.9), floor)
-    assert h["fails"] is fails
-    decision = mon.decide_alert({}, None, h)
-    assert decision.alert is fails
+    assert h.fails is fails
+    decision = mon.decide_alert({}, {"metric_floor": floor}, mon.Headline("balanced_accuracy", 0.85, (low, 0.9)))
+    assert decision.alert is fails and decision.headline == h
     if fails:
-        assert "balanced_accuracy" in decision.reasons[0] and "floor" in decision.reasons[0]
+        assert "balanced_accuracy" in decision.reasons[0].text and "floor" in decision.reasons[0].text
 
 
 def test_no_floor_no_check():
     assert mon.headline_check("accuracy", 0.9, (0.8, 0.95), None) is None
+
+
+def test_decide_alert_owns_the_floor():
+    """The floor is the reference value minus metric_drop unless metric_floor is set; no reference, no floor."""
+    headline = mon.Headline("balanced_accuracy", 0.80, (0.77, 0.83), reference=0.85)
+    assert mon.decide_alert({}, None, headline).headline.floor == pytest.approx(0.80)
+    assert mon.decide_alert({}, None, headline).alert  # 0.77 < 0.85 - 0.05
+    assert not mon.decide_alert({}, {"metric_drop": 0.1}, headline).alert
+    assert mon.decide_alert({}, {"metric_floor": 0.5}, headline).headline.floor == 0.5
+    no_ref = mon.Headline("balanced_accuracy", 0.80, (0.77, 0.83))
+    assert mon.decide_alert({}, None, no_ref).headline is None
+
+
+def test_reasons_are_typed_and_round_trip(reference):
+    decision = mon.decide_alert(mon.compare(reference, period_stats(200_000, 51, prevalence=(3, 0.05))))
+    first = decision.reasons[0]
+    assert first.key == mon.TestKey("prevalence_label", "c3") and first.threshold == 0.02
+    assert first.current - first.reference == pytest.approx(first.effect)
+    assert decision.figures[first.key.name] == first.effect
+    assert first.text.startswith(first.summary) and "p_adj=" in first.text and "p_adj" not in first.summary
+    assert [mon.Reason.from_dict(r.to_dict()) for r in decision.reasons] == list(decision.reasons)
+    with pytest.raises(InputError, match="unknown test kind"):
+        mon.TestKey("prevalence")
+
+
+def test_one_policy_with_the_documented_defaults():
+    p = mon.AlertPolicy.of(None)
+    assert (p.alpha, p.correction, p.prevalence_change, p.psi, p.score_shift, p.price_change, p.metric_drop,
+            p.metric_floor, p.level) == (0.05, "bh", 0.02, 0.1, 0.02, 0.10, 0.05, None, 0.95)
+    assert mon.AlertPolicy.of({"psi": 0.3, "alpha": None}) == mon.AlertPolicy(psi=0.3)
+    assert mon.DEFAULT_HEADLINE == "balanced_accuracy"
 
 
 def test_price_impact_binned_groups():

@@ -8,12 +8,13 @@ import pytest
 import uuid
 
 from metrics_core import drift, monitoring as mon
-from tasks.alerts import EVENT, alert_tags, artifact_key, event_id, markdown, payload, resource
+from tasks.alerts import EVENT, alert_tags, artifact_key, event_id, payload, reasons_from_tags, resource
+from tasks.render.markdown import alert_markdown
 
 
 def decision(alert: bool) -> mon.Alert:
     k2 = 1500 if alert else 1010
-    return mon.decide_alert({"prevalence_pred:wine": drift.two_proportion_z(1000, 10000, k2, 10000)})
+    return mon.decide_alert({mon.TestKey("prevalence_pred", "wine"): drift.two_proportion_z(1000, 10000, k2, 10000)})
 
 
 def test_event_id_is_uuid5_of_model_and_period():
@@ -27,13 +28,14 @@ def test_tags_payload_markdown():
     assert alert_tags(no) == {"classwatch.alert": "none", "classwatch.alert.reasons": "none"}
     tags = alert_tags(yes)
     assert tags["classwatch.alert"] == "retrain" and "prevalence of 'wine'" in tags["classwatch.alert.reasons"]
+    assert reasons_from_tags(tags) == yes.reasons and reasons_from_tags(alert_tags(no)) == ()
     body = payload("m", "2024-08", yes, "run1", "sqlite:///x.db")
     assert json.loads(json.dumps(body)) == body
-    assert body["period"] == "2024-08" and body["reasons"] == yes.reasons and body["reason"] == yes.reasons[0]
+    assert body["period"] == "2024-08" and body["reasons"] == yes.texts and body["reason"] == yes.texts[0]
     assert body["figures"]["prevalence_pred:wine"] == pytest.approx(0.05) and "mlflow_run_url" not in body
     url = payload("m", "2024-08", yes, "run1", "http://127.0.0.1:5000/", "7")["mlflow_run_url"]
     assert url == "http://127.0.0.1:5000/#/experiments/7/runs/run1"
-    text = markdown("m", "2024-08", yes, "run1", "sqlite:///x.db")
+    text = alert_markdown("m", "2024-08", yes, "run1", "sqlite:///x.db")
     assert "# Retraining alert: m, 2024-08" in text and "| prevalence_pred:wine | 0.05 |" in text
     assert resource("m") == {"prefect.resource.id": "classwatch.model.m", "prefect.resource.name": "m"}
     assert EVENT == "classwatch.alert.retrain"

@@ -23,7 +23,7 @@ def test_example_yaml_loads_and_resolves_paths_against_the_file(tmp_path):
 def test_defaults_match_the_documented_policy():
     policy = AlertPolicy()
     for key in ("alpha", "correction", "prevalence_change", "psi", "score_shift", "price_change", "metric_drop"):
-        assert getattr(policy, key) == monitoring.DEFAULTS[key], key
+        assert getattr(policy, key) == getattr(monitoring.POLICY, key), key
 
 
 @pytest.mark.parametrize("raw, field, words", [

@@ -74,3 +74,45 @@ def test_parent_and_series(uri):
 
 def test_safe_key():
     assert safe_key("prevalence_label:a&b") == "prevalence_label_a_b"
+
+
+def test_store_packs_batches_and_lists_tables_for_load_table(uri, tmp_path, monkeypatch):
+    from collections import Counter
+
+    from tasks.store.mlflow import MlflowStore
+
+    calls = Counter()
+    real = MlflowClient(uri)
+
+    class Counting:
+        def __getattr__(self, name):
+            calls[name] += 1
+            return getattr(real, name)
+
+        tracking_uri = uri
+
+    store = MlflowStore(uri, "exp", Counting())
+    run_id, created = store.log_run("key-4", content(tmp_path, 1500))
+    # 1501 metrics, 150 params, 121 tags in 2 batches of at most 1000 entities, 100 params, 100 tags; one upload
+    assert created and calls["log_batch"] == 2 and calls["log_artifacts"] == 1 and calls["get_run"] == 0
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # load_table searches through the fluent API
+    table = pl.from_pandas(real.load_table(store.experiment_id(), "per_class.json", run_ids=[run_id]))
+    assert table["class"].to_list() == ["a", "b"] and table["f1"].to_list() == pytest.approx([0.5, 0.7])
+    assert store.finished("key-4").metrics["m/700"] == pytest.approx(100.0)
+
+
+def test_store_runs_under_a_prefix_and_pickles_without_its_client(uri):
+    import pickle
+
+    from tasks.store.mlflow import RUN_KEY, MlflowStore
+
+    store = MlflowStore(uri, "exp")
+    assert store.runs_under("p_1") == [] and store.finished("p_1") is None  # no experiment yet: none created
+    assert MlflowClient(uri).get_experiment_by_name("exp") is None
+    parent = store.ensure_parent("p_1", "parent", {}, {})
+    for key in ("p_1|2024-01", "p_1|2024-02", "pX1|2024-01", "p_10|2024-01"):  # "_" matches any character in LIKE
+        store.log_run(key, RunContent(key))
+    keys = sorted(r.data.tags[RUN_KEY] for r in store.runs_under("p_1"))
+    assert keys == ["p_1", "p_1|2024-01", "p_1|2024-02"] and store.ensure_parent("p_1", "parent", {}, {}) == parent
+    copy = pickle.loads(pickle.dumps(store))
+    assert copy._client is None and copy.finished("p_1|2024-02") == store.finished("p_1|2024-02")

@@ -1,0 +1,23 @@
+"""Monitoring of a classifier's periods against a reference window (ONS Annexes E, F).
+
+What is watched per model and period: class prevalence on labels (where present) and on
+predictions, the distribution of each class's score, and the price distribution of each
+predicted class. A period is summarised by :class:`PeriodStats` (:mod:`.period`): counts per
+class and fixed-bin histograms of scores and log prices, so statistics of batches, files or Dask
+partitions merge by addition and a 1M-row period is read once (:func:`scan_period`, :mod:`.scan`).
+:func:`compare` (:mod:`.tests`) turns a reference and a current summary into tests keyed by
+:class:`TestKey`; :func:`decide_alert` (:mod:`.decision`) corrects their p-values together and
+raises the alert, with typed :class:`Reason` records, when a rejected test's effect passes its
+practical threshold or when the headline metric's lower interval bound is under its floor, all
+as set by one :class:`AlertPolicy` (:mod:`.policy`).
+"""
+
+from metrics_core.monitoring.decision import Alert, Headline, HeadlineCheck, Reason, decide_alert, headline_check
+from metrics_core.monitoring.period import MAX_CELL_CLASSES, Bins, PeriodStats, binned, class_name, update
+from metrics_core.monitoring.policy import DEFAULT_HEADLINE, KINDS, POLICY, AlertPolicy
+from metrics_core.monitoring.scan import scan_period
+from metrics_core.monitoring.tests import MIN_PRICE_ROWS, TestKey, compare, price_impact_binned
+
+__all__ = ["AlertPolicy", "POLICY", "DEFAULT_HEADLINE", "KINDS", "Bins", "PeriodStats", "update", "binned",
+           "class_name", "scan_period", "TestKey", "compare", "price_impact_binned", "Headline", "HeadlineCheck",
+           "Reason", "Alert", "decide_alert", "headline_check", "MAX_CELL_CLASSES", "MIN_PRICE_ROWS"]

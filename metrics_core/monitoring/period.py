@@ -1,0 +1,292 @@
+"""Mergeable per-period monitoring statistics: fixed bins, :class:`PeriodStats` and the per-batch update."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
+from metrics_core.errors import InputError
+from metrics_core.stats import BinaryStats, MulticlassStats
+
+__all__ = ["Bins", "PeriodStats", "update", "binned", "class_name", "MAX_CELL_CLASSES"]
+
+#: Most classes for which the per-cell price histograms (Annex E) are kept (memory K x K x bins).
+MAX_CELL_CLASSES = 30
+
+
+@dataclass(frozen=True)
+class Bins:
+    """Fixed bins shared by every period, so that the statistics of any two periods merge and compare.
+
+    Parameters
+    ----------
+    score_bins : int
+        Equal-width score bins over ``score_range`` (0.001 wide by default: the binned KS and
+        Wasserstein statistics are within one bin width of those on the rows).
+    score_range : (float, float)
+        Range of the score bins.
+    price_bins_per_decade : int
+        Equal-width bins of log10 price per factor of ten (500: 0.46 % relative width).
+    price_range : (float, float)
+        Range of the price bins (> 0).
+
+    Each binning has one overflow bin below and one above its range (index 0 and n + 1); values
+    there are counted, not dropped (``PeriodStats.overflow``).
+
+    Examples
+    --------
+    >>> b = Bins(score_bins=4)
+    >>> b.score_index(np.array([-0.1, 0.0, 0.3, 1.0, 1.2])).tolist()
+    [0, 1, 2, 4, 5]
+    """
+
+    score_bins: int = 1000
+    score_range: tuple[float, float] = (0.0, 1.0)
+    price_bins_per_decade: int = 500
+    price_range: tuple[float, float] = (0.01, 1e6)
+
+    @property
+    def n_price_bins(self) -> int:
+        """Number of regular price bins."""
+        lo, hi = (math.log10(x) for x in self.price_range)
+        return int(round((hi - lo) * self.price_bins_per_decade))
+
+    @staticmethod
+    def _index(x: np.ndarray, lo: float, hi: float, n: int) -> np.ndarray:
+        """0 = below lo, 1..n regular bins (the last closed), n + 1 = above hi."""
+        idx = np.floor((x - lo) * (n / (hi - lo))).astype(np.int64) + 1
+        np.clip(idx, 0, n + 1, out=idx)
+        idx[x == hi] = n
+        return idx
+
+    def score_index(self, scores: np.ndarray) -> np.ndarray:
+        """Bin index of each score (0 and ``score_bins + 1`` are the overflow bins)."""
+        return self._index(scores, *self.score_range, self.score_bins)
+
+    def price_index(self, price: np.ndarray) -> np.ndarray:
+        """Bin index of each price, on the log10 scale (0 and ``n_price_bins + 1`` are overflow)."""
+        lo, hi = (math.log10(x) for x in self.price_range)
+        return self._index(np.log10(price), lo, hi, self.n_price_bins)
+
+    def score_points(self) -> np.ndarray:
+        """A representative value per bin: regular bin centres; overflow bins at the range ends."""
+        lo, hi = self.score_range
+        w = (hi - lo) / self.score_bins
+        return np.concatenate(([lo], lo + w * (np.arange(self.score_bins) + 0.5), [hi]))
+
+    def price_points(self) -> np.ndarray:
+        """Bin centres in log10 price (overflow bins at the range ends)."""
+        lo, hi = (math.log10(x) for x in self.price_range)
+        n = self.n_price_bins
+        return np.concatenate(([lo], lo + (hi - lo) / n * (np.arange(n) + 0.5), [hi]))
+
+    def score_edges(self) -> np.ndarray:
+        """The ``score_bins + 1`` edges of the regular score bins."""
+        return np.linspace(*self.score_range, self.score_bins + 1)
+
+
+def class_name(value) -> str:
+    """The text form of a class value (numpy scalars unwrapped): test keys, tables, MLflow keys.
+
+    >>> class_name(np.int64(3)), class_name("wine")
+    ('3', 'wine')
+    """
+    return str(value.item() if hasattr(value, "item") else value)
+
+
+def binned(points: np.ndarray, counts: np.ndarray) -> ScoreCounts:
+    """A histogram as a :class:`~metrics_core.counts.ScoreCounts` at its bin ``points``, empty bins dropped."""
+    keep = counts > 0
+    return ScoreCounts(points[keep], counts[keep], np.zeros(int(keep.sum()), np.int64))
+
+
+def _add(a, b):
+    if a is None or b is None:
+        if a is not None or b is not None:
+            raise InputError("Cannot merge period statistics where one part has a column (labels, scores or "
+                             "prices) and the other does not; the schema changed between parts.")
+        return None
+    return a + b
+
+
+@dataclass(frozen=True)
+class PeriodStats:
+    """Mergeable summary of one period (or reference window): the sufficient statistic of monitoring.
+
+    Parameters
+    ----------
+    task : {"binary", "multiclass"}
+        The classification task.
+    labels : numpy.ndarray
+        The class list (binary: ``[negative, positive]``); every index below refers to it.
+    bins : Bins
+        The bins of the histograms.
+    n_rows : int
+        Rows summarised.
+    pred_counts, label_counts : numpy.ndarray of int64, shape (K,)
+        Rows per predicted / labelled class (``label_counts`` None when the data has no labels).
+    score_counts : numpy.ndarray of int64, shape (S, score_bins + 2), optional
+        One histogram per score column: multiclass ``score_<class>`` in label order, binary the
+        positive-class score.
+    price_counts : numpy.ndarray of int64, shape (K, n_price_bins + 2), optional
+        Histogram of log10 prices per predicted class (ONS Annex F).
+    weight_by_pred : numpy.ndarray of float, shape (K,), optional
+        Sum of the row weights (expenditure) per predicted class.
+    performance : BinaryStats or MulticlassStats, optional
+        Confusion counts (binary: with binned scores) when labels exist.
+    overflow : dict
+        Rows in the overflow bins: ``scores_outside_range``, ``prices_outside_range``.
+    price_cells : numpy.ndarray of int64, shape (K, K, n_price_bins + 2), optional
+        Log10 price histogram of every confusion cell (label, predicted) when labels and prices
+        exist and K <= ``MAX_CELL_CLASSES``: the input of the ONS Annex E price impact
+        (:func:`~metrics_core.monitoring.tests.price_impact_binned`).
+
+    Merge (:meth:`merge`) is the element-wise sum, so statistics of batches, files and Dask
+    partitions add up to those of one pass; bins, task and class list must agree.
+    """
+
+    task: str
+    labels: np.ndarray
+    bins: Bins
+    n_rows: int
+    pred_counts: np.ndarray
+    label_counts: np.ndarray | None = None
+    score_counts: np.ndarray | None = None
+    price_counts: np.ndarray | None = None
+    weight_by_pred: np.ndarray | None = None
+    performance: BinaryStats | MulticlassStats | None = None
+    overflow: dict = field(default_factory=dict)
+    price_cells: np.ndarray | None = None
+
+    def merge(self, other: "PeriodStats") -> "PeriodStats":
+        """The statistics of both parts (element-wise sum); an InputError when bins, task or class
+        list differ, or when one part has a column (labels, scores, prices) the other lacks."""
+        if self.bins != other.bins or self.task != other.task or not np.array_equal(self.labels, other.labels):
+            raise InputError("Cannot merge period statistics with different class lists, tasks or bins.")
+        perf = None
+        if self.performance is not None or other.performance is not None:
+            if self.performance is None or other.performance is None:
+                raise InputError("Cannot merge period statistics with and without labels.")
+            perf = self.performance.merge(other.performance)
+        overflow = {k: self.overflow.get(k, 0) + other.overflow.get(k, 0) for k in {*self.overflow, *other.overflow}}
+        return PeriodStats(self.task, self.labels, self.bins, self.n_rows + other.n_rows,
+                           self.pred_counts + other.pred_counts, _add(self.label_counts, other.label_counts),
+                           _add(self.score_counts, other.score_counts), _add(self.price_counts, other.price_counts),
+                           _add(self.weight_by_pred, other.weight_by_pred), perf, overflow,
+                           _add(self.price_cells, other.price_cells))
+
+    @property
+    def has_labels(self) -> bool:
+        """Whether the period had labels."""
+        return self.label_counts is not None
+
+    def prevalence(self, source: str = "pred") -> np.ndarray:
+        """Share of rows per class on ``"label"`` or ``"pred"`` (nan without labels)."""
+        counts = self.pred_counts if source == "pred" else self.label_counts
+        if counts is None or self.n_rows == 0:
+            return np.full(self.labels.size, np.nan)
+        return counts / self.n_rows
+
+    def score_distribution(self, s: int) -> ScoreCounts | None:
+        """Score column ``s`` as a ScoreCounts at the bin points (empty bins dropped)."""
+        if self.score_counts is None:
+            return None
+        return binned(self.bins.score_points(), self.score_counts[s])
+
+    def price_distribution(self, j: int) -> ScoreCounts | None:
+        """log10 prices of predicted class ``j`` as a ScoreCounts at the bin points."""
+        if self.price_counts is None:
+            return None
+        return binned(self.bins.price_points(), self.price_counts[j])
+
+    def class_names(self) -> list[str]:
+        """The classes as text, in label order (see :func:`class_name`)."""
+        return [class_name(x) for x in self.labels]
+
+    def score_names(self) -> list[str]:
+        """Class (as text) whose score each score histogram holds."""
+        if self.score_counts is None:
+            return []
+        names = self.class_names()
+        return names[1:] if self.task == "binary" else names
+
+
+def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, label_idx: np.ndarray | None = None,
+           scores: np.ndarray | None = None, price: np.ndarray | None = None, weight: np.ndarray | None = None,
+           threshold: float = 0.5) -> PeriodStats:
+    """The statistics of one batch (the 'update' step of monitoring).
+
+    Parameters
+    ----------
+    task : {"binary", "multiclass"}
+        The classification task.
+    labels : numpy.ndarray
+        The class list; ``pred_idx`` and ``label_idx`` index it.
+    bins : Bins
+        The bins of the histograms.
+    pred_idx : numpy.ndarray of int, shape (N,)
+        Predicted class of each row.
+    label_idx : numpy.ndarray of int, shape (N,), optional
+        True class of each row; None without labels (no performance, no price cells).
+    scores : numpy.ndarray of float, shape (N, S), optional
+        Score columns: one per class (multiclass) or the positive-class score (binary, S = 1).
+    price : numpy.ndarray of float, shape (N,), optional
+        Prices (> 0), binned on the log10 scale.
+    weight : numpy.ndarray of float, shape (N,), optional
+        Row weights (expenditure), summed per predicted class.
+    threshold : float
+        Binary: the decision threshold recorded with the performance statistics.
+
+    Returns
+    -------
+    PeriodStats
+        Counts and histograms of the batch; merge batches with :meth:`PeriodStats.merge`. No
+        validation happens here: :func:`~metrics_core.monitoring.scan.scan_period` checks every
+        batch first.
+
+    Examples
+    --------
+    >>> s = update("binary", np.array([0, 1]), Bins(score_bins=10), np.array([0, 1, 1]),
+    ...            label_idx=np.array([0, 1, 0]), scores=np.array([[0.2], [0.9], [0.6]]))
+    >>> s.pred_counts.tolist(), s.label_counts.tolist(), int(s.score_counts.sum())
+    ([1, 2], [2, 1], 3)
+    """
+    k = labels.size
+    n = pred_idx.size
+    pred_counts = np.bincount(pred_idx, minlength=k).astype(np.int64)
+    label_counts = None if label_idx is None else np.bincount(label_idx, minlength=k).astype(np.int64)
+    overflow: dict = {}
+    score_counts = None
+    if scores is not None:
+        s_cols = scores.shape[1]
+        width = bins.score_bins + 2
+        idx = bins.score_index(scores) + np.arange(s_cols) * width
+        score_counts = np.bincount(idx.ravel(), minlength=s_cols * width).reshape(s_cols, width).astype(np.int64)
+        overflow["scores_outside_range"] = int(score_counts[:, 0].sum() + score_counts[:, -1].sum())
+    price_counts = weight_by_pred = price_cells = None
+    if price is not None:
+        width = bins.n_price_bins + 2
+        pidx = bins.price_index(price)
+        if label_idx is not None and k <= MAX_CELL_CLASSES:
+            cell = (label_idx * k + pred_idx) * width + pidx
+            price_cells = np.bincount(cell, minlength=k * k * width).reshape(k, k, width).astype(np.int64)
+            price_counts = price_cells.sum(axis=0)
+        else:
+            price_counts = np.bincount(pidx + pred_idx * width, minlength=k * width).reshape(k, width).astype(np.int64)
+        overflow["prices_outside_range"] = int(price_counts[:, 0].sum() + price_counts[:, -1].sum())
+    if weight is not None:
+        weight_by_pred = np.bincount(pred_idx, weights=weight, minlength=k)
+    perf = None
+    if label_idx is not None:
+        conf = ConfusionCounts.from_indices(label_idx, pred_idx, labels)
+        if task == "binary":
+            sc = None if scores is None else BinnedScoreCounts.from_arrays(label_idx == 1, scores[:, 0],
+                                                                           bins.score_edges())
+            perf = BinaryStats(conf, sc, n, threshold)
+        else:
+            perf = MulticlassStats(conf, None, None, n)
+    return PeriodStats(task, labels, bins, n, pred_counts, label_counts, score_counts, price_counts,
+                       weight_by_pred, perf, overflow, price_cells)
