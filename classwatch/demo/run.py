@@ -55,7 +55,7 @@ def train_and_register(kind: str, train: pl.DataFrame, tracking_uri: str, seed: 
     logged version (training run found by its classwatch.run_key tag)."""
     import mlflow
 
-    from tasks.store.mlflow import client, experiment_id, find_run
+    from tasks.store.mlflow import client, experiment_id, find_run, process_uris
 
     key = f"train|{kind}|{fingerprint(train['id'].to_list()[:50], train.height, seed)}"
     c = client(tracking_uri)
@@ -70,20 +70,19 @@ def train_and_register(kind: str, train: pl.DataFrame, tracking_uri: str, seed: 
         pipe = _pipeline(kind, seed).fit(train.select("title").to_pandas(), train["label"].to_numpy())
     if done is not None and done.info.status == "FINISHED" and "classwatch.model_version" in done.data.tags:
         return f"models:/{MODEL_NAME}/{done.data.tags['classwatch.model_version']}", pipe
-    mlflow.set_tracking_uri(tracking_uri)
-    mlflow.set_registry_uri(tracking_uri)
-    with mlflow.start_run(experiment_id=exp_id, run_name=f"train {kind}",
-                          tags={"classwatch.run_key": key, "classwatch.kind": "train"}) as run:
-        params = {k: v for k, v in pipe.named_steps["classifier"].get_params().items() if v is not None}
-        mlflow.log_params({"model_type": kind, "features": "tf-idf word 1-2 grams of title", "n_train": train.height,
-                           **params})
-        info = mlflow.sklearn.log_model(
-            pipe, name="model", registered_model_name=MODEL_NAME, pyfunc_predict_fn="predict_proba",
-            metadata={"classes": [str(x) for x in pipe.classes_]}, serialization_format="cloudpickle",
-            pip_requirements=["scikit-learn", "numpy", "scipy", "pandas", "cloudpickle"])
-        version = str(info.registered_model_version)
-        mlflow.set_tag("classwatch.model_version", version)
-        run_id = run.info.run_id
+    with process_uris(tracking_uri):
+        with mlflow.start_run(experiment_id=exp_id, run_name=f"train {kind}",
+                              tags={"classwatch.run_key": key, "classwatch.kind": "train"}) as run:
+            params = {k: v for k, v in pipe.named_steps["classifier"].get_params().items() if v is not None}
+            mlflow.log_params({"model_type": kind, "features": "tf-idf word 1-2 grams of title", "n_train": train.height,
+                               **params})
+            info = mlflow.sklearn.log_model(
+                pipe, name="model", registered_model_name=MODEL_NAME, pyfunc_predict_fn="predict_proba",
+                metadata={"classes": [str(x) for x in pipe.classes_]}, serialization_format="cloudpickle",
+                pip_requirements=["scikit-learn", "numpy", "scipy", "pandas", "cloudpickle"])
+            version = str(info.registered_model_version)
+            mlflow.set_tag("classwatch.model_version", version)
+            run_id = run.info.run_id
     c.set_terminated(run_id, "FINISHED")
     return f"models:/{MODEL_NAME}/{version}", pipe
 

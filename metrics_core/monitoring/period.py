@@ -91,6 +91,18 @@ class Bins:
 def class_name(value) -> str:
     """The text form of a class value (numpy scalars unwrapped): test keys, tables, MLflow keys.
 
+    Parameters
+    ----------
+    value : object
+        A class value: a Python or numpy scalar.
+
+    Returns
+    -------
+    str
+        ``str`` of the value; a numpy scalar is unwrapped first, so ``np.int64(3)`` gives ``'3'``.
+
+    Examples
+    --------
     >>> class_name(np.int64(3)), class_name("wine")
     ('3', 'wine')
     """
@@ -98,7 +110,21 @@ def class_name(value) -> str:
 
 
 def binned(points: np.ndarray, counts: np.ndarray) -> ScoreCounts:
-    """A histogram as a :class:`~metrics_core.counts.ScoreCounts` at its bin ``points``, empty bins dropped."""
+    """A histogram as a :class:`~metrics_core.counts.ScoreCounts` at its bin ``points``, empty bins dropped.
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        One representative score per bin (the bin's midpoint), increasing.
+    counts : numpy.ndarray
+        Rows per bin, same length as ``points``.
+
+    Returns
+    -------
+    ScoreCounts
+        The non-empty bins as distinct scores with their counts and zero positives (the
+        score-distribution tests read only the counts).
+    """
     keep = counts > 0
     return ScoreCounts(points[keep], counts[keep], np.zeros(int(keep.sum()), np.int64))
 

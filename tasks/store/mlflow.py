@@ -80,6 +80,35 @@ def client(tracking_uri: str | None = None):
     return MlflowClient(tracking_uri=uri, registry_uri=uri)
 
 
+@contextmanager
+def process_uris(tracking_uri: str) -> Iterator[None]:
+    """MLflow's process-wide tracking and registry URIs set to one store for the block, then put
+    back as they were: the fluent API (``mlflow.start_run``, ``log_model``) reads only those, and a
+    caller in the same process (a notebook, the test suite) must not find them changed.
+
+    ``mlflow.set_*_uri`` mirror the URI into $MLFLOW_TRACKING_URI / $MLFLOW_REGISTRY_URI, so the
+    environment is the state to restore; ``None`` clears the process-wide value behind it.
+    """
+    import os
+
+    import mlflow
+
+    names = ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI")
+    saved = {name: os.environ.get(name) for name in names}
+    mlflow.set_tracking_uri(tracking_uri)
+    mlflow.set_registry_uri(tracking_uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(None)
+        mlflow.set_registry_uri(None)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def _local_artifact_root(tracking_uri: str) -> str | None:
     """For a local SQLite store: ``<folder of the db>/mlruns``, so the store is self-contained."""
     if tracking_uri.startswith("sqlite:///"):

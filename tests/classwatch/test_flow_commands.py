@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import polars as pl
 import pytest
 from flow_data import PERIODS, SHIFTED, mlflow_runs, scored_rows
@@ -93,3 +95,5 @@ def test_demo_alerts_in_the_shifted_months_only(tmp_path, monkeypatch):
             "monitoring_monitoring_over_time.png"} <= plots
     kinds = [r.data.tags.get("classwatch.kind") for r in mlflow_runs(store, "classwatch-demo")]
     assert kinds.count("evaluate") == 1 and kinds.count("compare") == 1 and kinds.count("train") == 2
+    # the demo logs its models through MLflow's process-wide URIs (mirrored in the environment) and puts them back
+    assert "MLFLOW_TRACKING_URI" not in os.environ and "MLFLOW_REGISTRY_URI" not in os.environ

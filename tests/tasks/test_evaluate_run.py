@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ import metrics_core as mc
 from metrics_core.significance import mcnemar, paired_bootstrap
 from tasks.config.spec import load_spec
 from tasks.evaluate import build_report, data_checks, evaluation_stats, plan_evaluation, recommendation, reference_drift
+from tasks.store.mlflow import process_uris
 from tasks.evaluate_run import (Evaluation, choose_headline, finished_evaluation, log_evaluation, promote, run_content,
                                 run_key)
 
@@ -202,7 +202,7 @@ def test_promote_sets_the_alias_when_at_least_as_good(data, registry, version, d
     plan = dataclasses.replace(plan_evaluation.fn(spec), model_uri=f"models:/m/{version}")
     champion = None if difference is None else champion_result(difference)
     assert promote.fn(spec, plan, champion) is True
-    assert str(MlflowClient(registry).get_model_version_by_alias("m", "champion").version) == version
+    assert str(MlflowClient(registry, registry_uri=registry).get_model_version_by_alias("m", "champion").version) == version
 
 
 # ---------------------------------------------------------------- run_key of a registry alias
@@ -216,24 +216,13 @@ def aliased(data, tmp_path_factory) -> str:
     rows = pl.read_parquet(data["test"])
     est = LogisticRegression().fit(rows.select("x").to_pandas(), rows["label"].to_numpy())
     c = MlflowClient(uri, registry_uri=uri)
-    saved = {k: os.environ.get(k) for k in ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI")}
-    try:
-        mlflow.set_tracking_uri(uri)
-        mlflow.set_registry_uri(uri)
+    with process_uris(uri):  # log_model reads only the process-wide URIs
         with mlflow.start_run(experiment_id=c.create_experiment("models")):
             mlflow.sklearn.log_model(est, name="model", registered_model_name="m", pip_requirements=["scikit-learn"],
                                      pyfunc_predict_fn="predict_proba",
                                      metadata={"classes": [str(k) for k in est.classes_]})
-        first = c.get_model_version("m", "1")  # version 2: the same model (the source is read through the URIs)
-        c.create_model_version("m", source=first.source, run_id=first.run_id)
-    finally:
-        mlflow.set_tracking_uri(None)
-        mlflow.set_registry_uri(None)
-        for k, v in saved.items():  # log_model needs the process-wide URIs: put them back
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    first = c.get_model_version("m", "1")  # version 2: the same model (the source is read through the URIs)
+    c.create_model_version("m", source=first.source, run_id=first.run_id)
     return uri
 
 
