@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 UV_VERSION := 0.13.9
 
-.PHONY: demo test test-fast bench bench-large lock clean e2e-deps
+.PHONY: demo ui test test-fast bench bench-large lock clean e2e-deps
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml constraints.txt
 
 demo: $(STAMP)
 	$(BIN)/classwatch demo
+
+# The MLflow UI on the store `make demo` wrote here (mlflow.db); PORT=5001 make ui when 5000 is taken.
+ui: $(STAMP)
+	$(BIN)/classwatch ui --port $(or $(PORT),5000)
 
 test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest

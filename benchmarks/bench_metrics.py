@@ -1,13 +1,15 @@
 """metrics_core reports against scikit-learn and polars-ds, measured in one process (`make bench`).
 
 Prints seconds, the ratio to each peer and the peak extra resident memory (RSS above the level
-before the call) relative to the input size. Not a test: machines are shared and noisy, so nothing is asserted.
+before the call) relative to the input size, for tie-heavy (4-decimal) and distinct float64 binary
+scores. Not a test: machines are shared and noisy, so nothing is asserted.
 Usage: python benchmarks/bench_metrics.py [--sizes 1000000 10000000] [--classes 10] [--skip-sklearn-mc]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -18,6 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import binary_data, fmt_bytes, measure, multiclass_data  # noqa: E402
 
 import metrics_core as mc  # noqa: E402
+
+try:
+    import polars_ds  # noqa: F401
+    HAVE_PDS = True
+except ImportError:  # an optional peer (pip install ".[bench]")
+    HAVE_PDS = False
 
 
 def sklearn_binary(y, s, threshold=0.5):
@@ -77,24 +85,33 @@ def main() -> None:
     args = ap.parse_args()
 
     for n in args.sizes:
-        y, s = binary_data(n)
-        in_bytes = y.nbytes + s.nbytes
-        print(f"\nbinary, {n:,} rows (inputs {fmt_bytes(in_bytes)})")
-        t_sk, p_sk, (auc_sk, ap_sk) = measure(lambda: sklearn_binary(y, s), repeat=1)
-        t_pds, p_pds, res_pds = measure(lambda: polars_ds_binary(y, s), repeat=args.repeat)
-        t_mc, p_mc, r = measure(lambda: mc.binary_report(y, s), repeat=args.repeat)
-        t_iv, p_iv, _ = measure(lambda: mc.binary_report(y, s).intervals, repeat=1)
-        print(f"  |auroc - sklearn| = {abs(r.metrics['auroc'] - auc_sk):.1e}   "
-              f"|AP - sklearn| = {abs(r.metrics['average_precision'] - ap_sk):.1e}   "
-              f"|auroc - polars-ds| = {abs(r.metrics['auroc'] - res_pds['roc_auc']):.1e}")
-        row("scikit-learn metric set", t_sk, p_sk, in_bytes, {})
-        row("polars-ds query_binary_metrics", t_pds, p_pds, in_bytes, {})
-        row("mc.binary_report", t_mc, p_mc, in_bytes, {"vs sklearn": t_sk, "vs polars-ds": t_pds})
-        row("mc.binary_report + 1,000-rep intervals", t_iv, p_iv, in_bytes, {"vs sklearn": t_sk})
+        y, s_distinct = binary_data(n)
+        in_bytes = y.nbytes + s_distinct.nbytes
+        # tie-heavy (a model that writes 4 decimals: ~10k distinct scores) and distinct float64 scores
+        for kind, s in (("tie-heavy scores (rounded to 4 decimals)", np.round(s_distinct, 4)),
+                        ("distinct float64 scores", s_distinct)):
+            print(f"\nbinary, {n:,} rows, {kind} (inputs {fmt_bytes(in_bytes)})")
+            t_sk, p_sk, (auc_sk, ap_sk) = measure(lambda: sklearn_binary(y, s), repeat=1)
+            peers = {"vs sklearn": t_sk}
+            if HAVE_PDS:
+                t_pds, p_pds, res_pds = measure(lambda: polars_ds_binary(y, s), repeat=args.repeat)
+                peers["vs polars-ds"] = t_pds
+            t_mc, p_mc, r = measure(lambda: mc.binary_report(y, s), repeat=args.repeat)
+            t_iv, p_iv, _ = measure(lambda: mc.binary_report(y, s).intervals, repeat=1)
+            print(f"  |auroc - sklearn| = {abs(r.metrics['auroc'] - auc_sk):.1e}   "
+                  f"|AP - sklearn| = {abs(r.metrics['average_precision'] - ap_sk):.1e}"
+                  + (f"   |auroc - polars-ds| = {abs(r.metrics['auroc'] - res_pds['roc_auc']):.1e}" if HAVE_PDS else
+                     "   (polars-ds not installed: pip install polars-ds)"))
+            row("scikit-learn metric set", t_sk, p_sk, in_bytes, {})
+            if HAVE_PDS:
+                row("polars-ds query_binary_metrics", t_pds, p_pds, in_bytes, {})
+            row("mc.binary_report", t_mc, p_mc, in_bytes, peers)
+            row("mc.binary_report + 1,000-rep intervals", t_iv, p_iv, in_bytes, {"vs sklearn": t_sk})
 
     n = args.mc_size
     y, p = multiclass_data(n, args.classes)
     in_bytes = y.nbytes + p.nbytes
+    print(f"load average {os.getloadavg()} on {os.cpu_count()} CPUs: compare the ratios, measured in the same run")
     print(f"\nmulticlass, {n:,} rows x {args.classes} classes (inputs {fmt_bytes(in_bytes)})")
     t_sk, p_sk, auc_sk = measure(lambda: sklearn_multiclass(y, p), repeat=1)
     t_mc, p_mc, r = measure(lambda: mc.multiclass_report(y, y_score=p), repeat=max(1, args.repeat - 1))

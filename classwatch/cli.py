@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
 import typer
 
 from classwatch.commands import deploy, evaluate, flows
+from classwatch.commands.errors import DEBUG_ENV
 
 #: Process settings of every classwatch command, set once here (never at import of a library module):
 #: no telemetry look-ups (the machines may be offline), and Prefect logs only what matters to a user.
 PROCESS_ENV = {"MLFLOW_DISABLE_TELEMETRY": "true", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                "PREFECT_LOGGING_LEVEL": "WARNING"}
+#: Start-up allowance of Prefect's embedded API server (Prefect's default: 20 s). With a new Prefect
+#: home (its database is created first) on a busy 2-core machine the start took 20-45 s, and 5 of 9
+#: first commands failed with "Timed out while attempting to connect to ephemeral Prefect API
+#: server"; under a load average of 11 it took up to 116 s. Set before Prefect is imported (it
+#: reads its settings once); a user's value wins.
+STARTUP_ENV = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
 
 app = typer.Typer(
     name="classwatch",
@@ -22,10 +30,25 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"classwatch {version('classwatch')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _process_settings() -> None:
+def _process_settings(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks (Prefect's included) with the error "
+                                        f"messages; the same as {DEBUG_ENV}=1.")] = False,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                                          callback=_version)] = False,
+) -> None:
     """Evaluate and monitor classifiers (ISO/IEC TS 4213, ONS guidance) with Prefect and MLflow."""
-    for key, value in PROCESS_ENV.items():
+    if debug:
+        os.environ[DEBUG_ENV] = "1"
+    for key, value in {**PROCESS_ENV, **STARTUP_ENV}.items():
         os.environ.setdefault(key, value)
 
 

@@ -78,6 +78,7 @@ def build_deployments(
     """
     from flows.evaluate_model import evaluate_model
     from flows.monitor_period import monitor_period
+    from tasks.monitor import scheduled_period
 
     spec_path = _spec_path(spec)
     eval_spec = _spec_path(evaluate_spec) or spec_path
@@ -85,7 +86,8 @@ def build_deployments(
     if spec_path is not None:
         deployments.append(monitor_period.to_deployment(
             name=MONITOR_DEPLOYMENT,
-            schedules=[Cron(cron or DEFAULT_CRON, timezone=timezone, parameters={"period": SCHEDULED_PERIOD},
+            schedules=[Cron(cron or DEFAULT_CRON, timezone=timezone,
+                            parameters={"period": scheduled_period(cron) if cron else SCHEDULED_PERIOD},
                             slug="monthly")],
             parameters={"spec": spec_path},
             description="classwatch: monitor last month's delivery against the reference window (cron).",
@@ -128,6 +130,94 @@ def describe(deployments, api_url: str, tracking_uri: str) -> str:
     return "\n".join(lines)
 
 
+def overdue_runs(deployment_names: list[str], api_url: str | None = None) -> list:
+    """Flow runs of the deployments ``flow/name`` still waiting (Scheduled or Late) although their
+    scheduled time has passed, oldest first: what nothing ran while ``serve`` or the Prefect API
+    was down. The served runner picks them up (it asks for every run scheduled before now), so
+    they run late, not never; this says which."""
+    from datetime import datetime, timezone
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (DeploymentFilter, DeploymentFilterId, FlowRunFilter,
+                                                FlowRunFilterExpectedStartTime, FlowRunFilterState,
+                                                FlowRunFilterStateType)
+    from prefect.client.schemas.objects import StateType
+    from prefect.client.schemas.sorting import FlowRunSort
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: api_url or PREFECT_API_URL.value()}), \
+            get_client(sync_client=True) as c:
+        ids = []
+        for name in deployment_names:
+            try:
+                ids.append(c.read_deployment_by_name(name).id)
+            except Exception:  # noqa: BLE001 - not registered yet: nothing of it can be overdue
+                continue
+        if not ids:
+            return []
+        return c.read_flow_runs(
+            deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=ids)),
+            flow_run_filter=FlowRunFilter(
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED])),
+                expected_start_time=FlowRunFilterExpectedStartTime(before_=datetime.now(timezone.utc))),
+            sort=FlowRunSort.EXPECTED_START_TIME_ASC)
+
+
+def describe_overdue(runs: list) -> str:
+    """One line per overdue run: deployment run name, scheduled time, state, the period it monitors."""
+    if not runs:
+        return "No scheduled run was missed."
+    lines = [f"{len(runs)} scheduled run(s) did not run at their time; they run now, oldest first:"]
+    for r in runs:
+        when = r.expected_start_time.strftime("%Y-%m-%d %H:%M UTC") if r.expected_start_time else "?"
+        period = (r.parameters or {}).get("period", "")
+        what = f"period {period} (the month before {when[:10]})" if period == SCHEDULED_PERIOD else f"period {period}"
+        lines.append(f"  - {r.name}: scheduled {when}, {r.state_name}, {what if period else 'no period'}")
+    return "\n".join(lines)
+
+
+def _api_up(api_url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(api_url.rstrip("/") + "/health", timeout=5) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+def watch_api(api_url: str, deployment_names: list[str], echo=print, interval: float = 10.0):
+    """A daemon thread that says when the Prefect API goes away and when it is back, and then lists
+    the scheduled runs that came due meanwhile (:func:`overdue_runs`). Returns the thread; set
+    its ``stop`` event to end it."""
+    import threading
+    import time
+    from datetime import datetime, timezone
+
+    stop = threading.Event()
+
+    def loop() -> None:
+        down_since = None
+        while not stop.wait(interval):
+            up = _api_up(api_url)
+            if not up and down_since is None:
+                down_since = time.monotonic()
+                echo(f"Prefect API {api_url} unreachable since {datetime.now(timezone.utc):%H:%M:%S} UTC: runs that "
+                     "come due meanwhile run when it is back (this process keeps waiting for it; Ctrl-C stops).")
+            elif up and down_since is not None:
+                echo(f"Prefect API {api_url} back after {time.monotonic() - down_since:.0f} s.")
+                down_since = None
+                try:
+                    echo(describe_overdue(overdue_runs(deployment_names, api_url)))
+                except Exception as exc:  # noqa: BLE001 - a report, never a reason to stop serving
+                    echo(f"Could not list the overdue runs: {exc}")
+
+    thread = threading.Thread(target=loop, name="classwatch-api-watch", daemon=True)
+    thread.stop = stop
+    thread.start()
+    return thread
+
+
 def serve_deployments(
     spec: str | Path | None = None,
     *,
@@ -135,9 +225,16 @@ def serve_deployments(
     cron: str | None = None,
     timezone: str = "UTC",
     limit: int | None = 1,
+    webhook_port: int | None = None,
     echo=print,
 ) -> None:
-    """Build the deployments, say what is served where, and serve them until interrupted."""
+    """Build the deployments, say what is served where, and serve them until interrupted.
+
+    Also listens for MLflow registry webhooks on 127.0.0.1 (``webhook_port``, default
+    $CLASSWATCH_WEBHOOK_PORT or 4210, 0 = off; see deployments/webhooks.py).
+    """
+    import time
+
     from prefect import serve
 
     from flows.runners import require_api_server
@@ -149,9 +246,33 @@ def serve_deployments(
         spec = DEFAULT_SPEC
     deployments = build_deployments(spec, evaluate_spec=evaluate_spec, cron=cron, timezone=timezone)
     echo(describe(deployments, api_url, default_tracking_uri()))
+    from deployments.webhooks import start_listener
+
+    hooks = start_listener(_spec_path(evaluate_spec) or _spec_path(spec), webhook_port, echo=echo)
+    names = [f"{d.flow_name}/{d.name}" for d in deployments]
+    try:  # runs that came due while nothing served them (this process was stopped, the machine off)
+        overdue = overdue_runs(names, api_url)
+        if overdue:
+            echo(describe_overdue(overdue))
+    except Exception as exc:  # noqa: BLE001 - the runner below reports an unreachable API itself
+        echo(f"Could not list the overdue runs: {exc}")
+    watcher = watch_api(api_url, names, echo=echo)
     try:
-        serve(*deployments, limit=limit, print_starting_message=False)
+        while True:
+            try:
+                serve(*deployments, limit=limit, print_starting_message=False)
+                break
+            except Exception:
+                # Prefect's runner may give up after 3 failed polls when its server is gone: serve
+                # again once it is back (same database: the deployments and their runs are there).
+                if _api_up(api_url):
+                    raise
+                while not _api_up(api_url):
+                    time.sleep(5)
     except KeyboardInterrupt:  # Ctrl-C before the runner took over its own signal handling
         pass
     finally:
+        watcher.stop.set()
+        if hooks is not None:
+            hooks.close()
         echo("classwatch serve stopped.")

@@ -126,10 +126,14 @@ def start_mlflow_server(
 
     These are the same files the embedded default (``sqlite:///mlflow.db`` in the working directory)
     writes, so runs logged before the server existed show up in it. One worker, no job workers.
+    Registry webhooks to a 127.0.0.1 listener work (settings: ``deployments.webhooks.mlflow_server_env``).
     """
+    from deployments.webhooks import mlflow_server_env
+
     store = Path(store_dir).resolve()
     store.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **QUIET_ENV, **(extra_env or {})}
+    env.update(mlflow_server_env(store, env))
     env.pop("MLFLOW_TRACKING_URI", None)
     cmd = [
         sys.executable, "-m", "mlflow", "server",
@@ -208,9 +212,13 @@ def run_local_servers(
     store_dir: str | Path = ".",
     prefect_home: str | Path | None = None,
     serve: bool = False,
+    webhook_port: int | None = None,
     echo=print,
 ) -> None:
-    """Run both servers (and optionally ``classwatch serve``) until Ctrl-C, then stop them in order."""
+    """Run both servers (and optionally ``classwatch serve``) until Ctrl-C, then stop them in order.
+
+    ``webhook_port`` is where the served process listens for MLflow webhooks (None: its default).
+    """
     for port, what, flag in ((prefect_port, "Prefect", "--prefect-port"), (mlflow_port, "MLflow", "--mlflow-port")):
         if port_in_use(_url_host(host), port):
             raise RuntimeError(
@@ -234,9 +242,16 @@ def run_local_servers(
         echo(f"Server logs           {logs}")
         if serve:
             env = {**os.environ, "PREFECT_API_URL": api, "MLFLOW_TRACKING_URI": mlflow_srv.url}
+            if webhook_port is not None:
+                env["CLASSWATCH_WEBHOOK_PORT"] = str(webhook_port)
             cmd = [sys.executable, "-c", "from classwatch.cli import app; app()", "serve"]
             started.insert(0, _start("classwatch serve", cmd, env, logs / "serve.log", api, ""))
             echo(f"Serving deployments   classwatch serve (log {logs / 'serve.log'})")
+            if webhook_port != 0:
+                port = webhook_port or os.environ.get("CLASSWATCH_WEBHOOK_PORT") or 4210
+                hint = "" if str(port) == "4210" else f" --port {port}"
+                echo(f"MLflow webhooks       http://127.0.0.1:{port}/mlflow-webhook   "
+                     f"(register it once: classwatch hooks setup{hint})")
         echo("\nIn another terminal, point classwatch at these servers:")
         echo(f"  export PREFECT_API_URL={api}")
         echo(f"  export MLFLOW_TRACKING_URI={mlflow_srv.url}")

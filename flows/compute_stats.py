@@ -1,7 +1,7 @@
 """Flow compute_stats: dataset statistics on one process or a Dask cluster (map = statistics per partition, reduce = merge).
 
 Workers read their partitions themselves and return only statistics, which are merged on the
-workers in a tree; the client receives the last few statistics and merges them.
+workers in a tree; the client receives only the final statistic.
 """
 
 from __future__ import annotations
@@ -34,19 +34,33 @@ def current_progress() -> Callable[[int, int | None], None] | None:
     return _PROGRESS.get()
 
 def _tree_reduce(futures: list, fan_in: int) -> list:
-    """Submit merge tasks level by level (a tree of fan-in ``fan_in``) until at most ``fan_in``
-    futures are left; the caller merges those last ones itself.
+    """Submit merge tasks level by level (a tree of fan-in ``fan_in``, at least 2) until one future is
+    left: every merge runs on the workers, and only the final statistic travels to the client.
 
-    Why not one more merge task: its result would travel to the client anyway, so gathering the
-    last ``fan_in`` statistics (in parallel, from different workers) and merging them in the
-    client saves a whole transfer. In the 100M-row benchmark (two map tasks) the last merge task
-    and the transfers around it took 6.9 s; gathering the two statistics and merging them in the
-    client took 3.6 s.
+    Each level's merges run side by side on different workers; the depth is log_fan_in(tasks).
+    (Until 2026-11-24 the client gathered and merged the last ``fan_in`` statistics itself, which
+    was faster with two map tasks, 3.6 s against 6.9 s for the 100M-row benchmark, but moves
+    ``fan_in`` statistics to the client and merges them serially there; with many workers the
+    client would be the bottleneck.)
     """
     level = list(futures)
-    while len(level) > fan_in:
-        level = [merge_stats.submit(level[i:i + fan_in]) for i in range(0, len(level), fan_in)]
+    for size in reduce_plan(len(level), fan_in):
+        level = [merge_stats.submit(level[i:i + size]) for i in range(0, len(level), size)]
     return level
+
+
+def reduce_plan(n: int, fan_in: int) -> list[int]:
+    """The group size of each level of the merge tree of ``n`` statistics: one future is left.
+
+    >>> reduce_plan(5, 2), reduce_plan(1, 2), reduce_plan(9, 3)
+    ([2, 2, 2], [], [3, 3])
+    """
+    fan_in = max(2, fan_in)
+    plan = []
+    while n > 1:
+        plan.append(fan_in)
+        n = -(-n // fan_in)
+    return plan
 
 
 def _parallel_slots(default: int = 2) -> int:
@@ -92,8 +106,7 @@ def compute_stats_flow(source: str, task_kind: str, columns: Columns | None = No
     thread: few, large tasks, because each task's statistic must be merged again; with 2 tasks
     per worker the 100M-row benchmark spent 7.7 s in serial merges at the end, with 1 task 2.6 s),
     each task streams its rows batch by batch, then ``merge-stats`` tasks merge ``fan_in``
-    results at a time on the workers until at most ``fan_in`` are left, which the client gathers
-    and merges. Multiclass without
+    results at a time on the workers until one is left, which the client gathers. Multiclass without
     ``labels``: a first ``partition-labels`` map finds the class list. A progress callback set by
     :func:`compute_stats` is called as tasks finish (per batch for local). ``use_prediction``,
     ``confusion_only`` and ``by_class`` are those of :func:`metrics_core.dataset.scan_stats`.

@@ -7,8 +7,8 @@ from typing import Any
 from prefect import flow
 
 from tasks.config.spec import load_spec
-from tasks.evaluate import (build_report, champion_comparison, data_checks, evaluation_stats, plan_evaluation, predict,
-                            recommendation, reference_drift)
+from tasks.evaluate import (build_report, champion_comparison, data_checks, evaluation_calibration, evaluation_stats,
+                            plan_evaluation, predict, recommendation, reference_drift)
 from tasks.evaluate_run import (Evaluation, choose_headline, finished_evaluation, log_evaluation, promote,
                                 run_key)
 
@@ -40,7 +40,9 @@ def evaluate_model(spec: Any = None, model_uri: str | None = None, model_name: s
     headline = choose_headline(s, report, rec)
     champion = champion_comparison(s, plan, preds, headline) if preds is not None else None
     drift = reference_drift(s, plan, preds)
-    found = Evaluation(plan, report, headline, checks, rec, champion, preds.timing if preds else None, drift)
+    calibration = evaluation_calibration(s, plan, report, preds)
+    found = Evaluation(plan, report, headline, checks, rec, champion, preds.timing if preds else None, drift,
+                       calibration)
     logged = log_evaluation(s, key, found, force)
     promoted = promote(s, plan, champion) if promote_champion else False
     return {**base, "run_id": logged.run_id, "created": logged.created, "headline": headline,

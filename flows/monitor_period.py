@@ -24,23 +24,27 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
     period that is already logged (the alert event keeps its deterministic id, so Prefect still
     delivers it once).
 
-    Order: look the period up in MLflow (one search; a logged period returns at once, reading no
-    data) -> plan and check both sources (metadata) -> one pass over reference and current
-    (concurrently) -> tests, headline, alert decision -> MLflow (a child run per period under a
-    parent per model and reference window; FINISHED only when complete) -> alert event and
-    artifact when the period alerts for the first time. Returns a :class:`PeriodResult`.
+    Order (under the period's lock, :meth:`tasks.store.mlflow.MlflowStore.lock`, so two processes
+    monitoring one period at once log it once): look the period up in MLflow (one search; a
+    logged period returns at once, reading no data) -> plan and check both sources (metadata)
+    -> one pass over reference and current (concurrently) -> tests, headline, alert decision
+    -> MLflow (a child run per period under a parent per model and reference window; FINISHED
+    only when complete) -> alert event and artifact when the period alerts for the first time.
+    Returns a :class:`PeriodResult`.
     """
     s = load_spec(spec, data={"current": current})
     period = resolve_period(period)
     store = open_store(s)
-    history = logged_period(s, store, period)
-    if history.done is not None and not force:
-        return PeriodResult.from_run(s, store, period, history.done)
-    plan = plan_period(s, period)
-    ref_future = summarise.submit(s, plan.reference, plan.ref_layout)
-    cur_future = summarise.submit(s, plan.current, plan.cur_layout, plan.current_filter)
-    a = assess(s, ref_future.result(), cur_future.result())
-    logged = log_period(s, store, plan, a, history)
+    # One process at a time per period (a scheduled run racing a manual one): the second finds it logged.
+    with store.lock(run_keys(s, period)[1]):
+        history = logged_period(s, store, period)
+        if history.done is not None and not force:
+            return PeriodResult.from_run(s, store, period, history.done)
+        plan = plan_period(s, period)
+        ref_future = summarise.submit(s, plan.reference, plan.ref_layout)
+        cur_future = summarise.submit(s, plan.current, plan.cur_layout, plan.current_filter, current=True)
+        a = assess(s, ref_future.result(), cur_future.result())
+        logged = log_period(s, store, plan, a, history)
     event = None
     if a.decision.alert:
         event = raise_alert(s.name, period, a.decision, logged.run_id, store.tracking_uri, logged.experiment_id,

@@ -75,6 +75,39 @@ def require_api_server(why: str) -> str:
     return url
 
 
+STARTING_MESSAGE = ("Starting the embedded Prefect API (the first run with a new Prefect home takes up to a minute; "
+                    "set PREFECT_API_URL to use a running server) ...")
+
+
+def start_embedded_api(echo=None) -> str | None:
+    """Start Prefect's embedded (ephemeral) API server now, saying so, when no ``PREFECT_API_URL``
+    is set and it is not running yet; return its URL (None when a server URL is set).
+
+    The first flow call would start the same server silently (Prefect keeps one per process), so
+    a user would see a command hang for up to a minute without a word. ``echo`` gets
+    :data:`STARTING_MESSAGE`, then "Embedded Prefect API ready after X s." (default: lines on stderr). The wait is
+    ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``, which the ``classwatch`` entry point
+    raises from Prefect's 20 s (``classwatch.cli.STARTUP_ENV``).
+    """
+    import sys
+    import time
+
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+        return None
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()
+    if not server.running:
+        say = echo or (lambda m: print(m, file=sys.stderr, flush=True))
+        say(STARTING_MESSAGE)
+        t0 = time.perf_counter()
+        server.start()
+        say(f"Embedded Prefect API ready after {time.perf_counter() - t0:.1f} s.")
+    return server.api_url
+
+
 @contextmanager
 def in_process_runs() -> Iterator[None]:
     """Run the enclosed flow calls without Prefect's flow-run heartbeat.
@@ -83,10 +116,12 @@ def in_process_runs() -> Iterator[None]:
     A flow called in this process (the command line, the demo, a notebook) is watched by this
     process, which reports its failure itself; and the engine waits for the heartbeat thread
     when a flow ends, which cost 0.5 s (up to 1 s) of every monitored period here. Served
-    deployments run in their own processes and keep their heartbeats.
+    deployments run in their own processes and keep their heartbeats. Without a server URL the
+    embedded API is started first, with a message (:func:`start_embedded_api`).
     """
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
+    start_embedded_api()
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         yield
 

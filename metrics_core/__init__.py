@@ -4,8 +4,7 @@ Pure numerics (numpy, scipy, polars, pyarrow). Every metric is computed from a s
 (:class:`ConfusionCounts`, :class:`ScoreCounts`, histograms) that merges across partitions.
 """
 
-from metrics_core import checks, contract, dataset, drift, significance
-from metrics_core.checks import CheckResult, leakage, representativeness
+from metrics_core import contract, dataset
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.curves import thin
 from metrics_core.errors import InputError
@@ -19,12 +18,8 @@ from metrics_core.report import (
     multiclass_report,
     multiclass_stats,
 )
-from metrics_core.ons import Recommendation, Stability, recommend, stability_from_history, stability_from_rows
-from metrics_core.price import PriceImpact, price_impact, price_index
-from metrics_core.sampling import ManualCheckPlan, SampleEstimate, estimate_from_sample, manual_check_plan
-from metrics_core.stability import class_counts, prevalence_stability, price_stability
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats, MultilabelStats
-from metrics_core.undefined import UndefinedMetricWarning, undefined_reasons
+from metrics_core.undefined import ReversedScoresWarning, UndefinedMetricWarning, undefined_reasons
 
 __all__ = [
     "BinaryStats", "BinnedScoreCounts", "CheckResult", "ConfusionCounts", "InputError", "LossSums",
@@ -33,5 +28,36 @@ __all__ = [
     "class_counts", "dataset", "drift", "estimate_from_sample", "leakage", "manual_check_plan",
     "multiclass_from_stats", "multiclass_report", "multiclass_stats", "multilabel_report", "prevalence_stability",
     "price_impact", "price_index", "price_stability", "recommend", "representativeness", "significance",
-    "stability_from_history", "stability_from_rows", "thin", "UndefinedMetricWarning", "undefined_reasons",
+    "stability_from_history", "stability_from_rows", "thin",
+    "ReversedScoresWarning", "UndefinedMetricWarning", "undefined_reasons",
 ]
+
+# Imported on first use (PEP 562): the checks, drift and ONS modules pull in scipy.stats and pandas,
+# which a report does not need (`classwatch evaluate` starts seconds sooner without them).
+_LAZY = {
+    "checks": ("metrics_core.checks", None), "drift": ("metrics_core.drift", None),
+    "significance": ("metrics_core.significance", None),
+    "CheckResult": ("metrics_core.checks", "CheckResult"), "leakage": ("metrics_core.checks", "leakage"),
+    "representativeness": ("metrics_core.checks", "representativeness"),
+    **{n: ("metrics_core.ons", n) for n in ("Recommendation", "Stability", "recommend", "stability_from_history",
+                                            "stability_from_rows")},
+    **{n: ("metrics_core.price", n) for n in ("PriceImpact", "price_impact", "price_index")},
+    **{n: ("metrics_core.sampling", n) for n in ("ManualCheckPlan", "SampleEstimate", "estimate_from_sample",
+                                                 "manual_check_plan")},
+    **{n: ("metrics_core.stability", n) for n in ("class_counts", "prevalence_stability", "price_stability")},
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'metrics_core' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module) if attr is None else getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -31,12 +31,57 @@ def _changes(key: np.ndarray, ignore_low_bit: bool) -> np.ndarray:
     return change
 
 
+def _as_scores(bits: np.ndarray, utype) -> np.ndarray:
+    """float64 scores of packed keys (label bit shifted out): no copy beyond the shift for 64-bit keys."""
+    shifted = np.right_shift(bits, utype(1))
+    if utype is np.uint64:
+        return shifted.view(np.float64)
+    return shifted.view(np.float32).astype(np.float64)
+
+
+def _score_runs(key: np.ndarray, utype):
+    """Where the score runs of sorted packed keys start, and where a run's positives start.
+
+    In a run of equal scores the negatives (label bit 0) sort before the positives, so a run
+    holds at most one label boundary. Computed in blocks of ``_BLOCK`` keys.
+
+    Returns
+    -------
+    tuple
+        ``(starts, bounds)``: int64 positions of the runs' first keys (None when every key is
+        its own score: all scores distinct) and of the first positive of each mixed run.
+    """
+    n = key.size
+    one = utype(1)
+    starts: list = [np.zeros(1, dtype=np.int64)]
+    bounds: list = [np.empty(0, dtype=np.int64)]
+    every = True
+    x_b = np.empty(min(max(n - 1, 1), _BLOCK), dtype=utype)
+    new_b = np.empty(x_b.size, dtype=bool)
+    for begin in range(1, n, _BLOCK):
+        end = min(begin + _BLOCK, n)
+        x, new = x_b[:end - begin], new_b[:end - begin]
+        np.bitwise_xor(key[begin:end], key[begin - 1:end - 1], out=x)
+        if np.count_nonzero(np.greater(x, one, out=new)) == x.size:  # every key a new score
+            starts.append((begin, end))  # made into positions only if some run is longer
+            continue
+        every = False
+        starts.append(np.flatnonzero(new) + begin)
+        bounds.append(np.flatnonzero(x == one) + begin)
+    if every:
+        return None, bounds[0]
+    starts = [np.arange(*s, dtype=np.int64) if isinstance(s, tuple) else s for s in starts]
+    return np.concatenate(starts), np.concatenate(bounds)
+
+
 def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None):
     """Distinct non-negative scores with positive/negative (weighted) counts from ONE sort.
 
     For scores >= 0 the float bits order as unsigned integers and the sign bit is free, so
     ``bits << 1 | label`` sorts by score and keeps the label in the lowest bit (the shift also
     maps -0.0 onto 0.0). float32 scores pack into 32-bit keys: half the memory and sort time.
+    Unweighted counts need no per-row label array: within a run of equal scores the negatives
+    sort first, so a run's counts follow from where it starts and where its positives start.
 
     Parameters
     ----------
@@ -67,10 +112,6 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     if n == 0:
         empty = np.empty(0, dtype=np.int64 if w is None else np.float64)
         return np.empty(0), empty, empty.copy()
-
-    def as_scores(bits):
-        return (bits >> utype(1)).view(np.float32 if utype is np.uint32 else np.float64).astype(np.float64)
-
     if w is not None:
         # Sum the weights of each (score, label) run, then fold the two labels of a score.
         runs = np.flatnonzero(_changes(key, ignore_low_bit=False))
@@ -81,17 +122,17 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
         pos = np.add.reduceat(np.where(positive, wsum, 0.0), starts)
         neg = np.add.reduceat(np.where(positive, 0.0, wsum), starts)
         keep = (pos + neg) > 0  # zero-weight rows are not thresholds (scikit-learn drops them too)
-        return as_scores(first[starts])[keep], pos[keep], neg[keep]
-    change = _changes(key, ignore_low_bit=True)
-    labels = key & utype(1)
-    if change.all():  # every score distinct: no grouping needed
-        pos = labels.astype(np.int64)
-        return as_scores(key), pos, 1 - pos
-    starts = np.flatnonzero(change)
-    del change
-    pos = np.add.reduceat(labels, starts).astype(np.int64)
-    neg = np.diff(starts, append=n) - pos
-    return as_scores(key[starts]), pos, neg
+        return _as_scores(first[starts], utype)[keep], pos[keep], neg[keep]
+    starts, bounds = _score_runs(key, utype)
+    if starts is None:  # every score distinct: a key's label bit is its count
+        pos = np.bitwise_and(key, utype(1), out=np.empty(n, dtype=np.int64), casting="unsafe")
+        return _as_scores(key, utype), pos, np.subtract(1, pos)
+    first = key[starts]
+    length = np.diff(starts, append=n)
+    pos = length * (first & utype(1)).astype(np.int64)  # a run that starts positive is all positive
+    mixed = np.searchsorted(starts, bounds, side="right") - 1
+    pos[mixed] = starts[mixed] + length[mixed] - bounds
+    return _as_scores(first, utype), pos, length - pos
 
 
 def merge_sorted_runs(left, right):

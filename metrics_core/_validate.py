@@ -173,7 +173,8 @@ def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
     Raises
     ------
     InputError
-        Another length than ``n``; null, negative, NaN or infinite weights (count and first row).
+        Another length than ``n``; weights that are not real numbers (complex, text); null,
+        negative, NaN or infinite weights (count and first row).
 
     Examples
     --------
@@ -182,11 +183,42 @@ def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
     """
     if sample_weight is None:
         return None
-    w = np.asarray(to_numpy(sample_weight, "sample_weight"), dtype=np.float64)
+    raw = to_numpy(sample_weight, "sample_weight")
+    if raw.dtype.kind == "c":
+        bad = np.asarray(raw).imag != 0
+        raise bad_rows("sample_weight", "complex weight (weights must be real numbers)", bad if bad.any() else
+                       np.ones(raw.shape, bool), raw, "Pass real weights (e.g. the real part, or abs()).")
+    if raw.dtype.kind not in "fiub" and not (raw.dtype == object and _all_real(raw)):
+        raise InputError(f"sample_weight: weights must be real numbers, got dtype {raw.dtype} "
+                         f"(e.g. row 0 = {raw.ravel()[0]!r}). Pass one number >= 0 per row.")
+    w = np.asarray(raw, dtype=np.float64)
     if len(w) != n:
         raise InputError(f"Mismatched lengths: sample_weight has {len(w)} rows, the labels have {n}.")
     _raise_first("sample_weight", "weight", w)
     return w
+
+
+def _all_real(values: np.ndarray) -> bool:
+    """Every value of an object array is a real number (bool, int, float)."""
+    return all(isinstance(v, (int, float, np.integer, np.floating)) for v in values.ravel())
+
+
+def weighted_rows(w: np.ndarray | None) -> np.ndarray | None:
+    """The rows of positive weight, or None when every row counts (no weights, or none is 0).
+
+    A row of weight 0 is the same as an absent row for every metric, its interval and the
+    class list: the update steps drop these rows after validating them (docs/metrics.md,
+    "Weights").
+
+    Examples
+    --------
+    >>> weighted_rows(np.array([1.0, 0.0, 2.0])).tolist(), weighted_rows(np.array([1.0, 2.0]))
+    ([True, False, True], None)
+    """
+    if w is None:
+        return None
+    keep = w > 0
+    return None if keep.all() else keep
 
 
 def encode(y: np.ndarray, labels: Sequence | None, name: str, role: str = "label") -> tuple[np.ndarray, np.ndarray]:

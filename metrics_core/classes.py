@@ -85,14 +85,21 @@ def same_kind(a: pa.DataType | np.dtype, b: pa.DataType | np.dtype) -> bool:
 
 
 def check_label_kinds(label_type: pa.DataType | np.dtype, prediction_type: pa.DataType | np.dtype, *,
-                      label: str = "y_true", prediction: str = "y_pred") -> None:
+                      label: str = "y_true", prediction: str = "y_pred",
+                      rule: str = "a predicted class must be a value of the label column") -> None:
     """Labels and predicted classes are both strings or both not: mixed kinds never match.
+
+    The one label-kind check of every entry point (in-memory reports, streamed scans, monitoring):
+    like scikit-learn's "Mix of label input types", strings are never compared with numbers.
 
     Parameters
     ----------
     label_type, prediction_type : pyarrow.DataType or numpy.dtype
+        The labels, and the values that must match them (predicted classes, a class list).
     label, prediction : str
         What holds them (an argument, or a file and column), for the message.
+    rule : str
+        Why they must agree, for the message.
 
     Raises
     ------
@@ -110,8 +117,7 @@ predicted class must be a value of the label column. Fix the column map or the d
     """
     if (type_kind(label_type) == "string") != (type_kind(prediction_type) == "string"):
         raise InputError(f"{prediction} holds {prediction_type} values and {label} holds {label_type} values (mixed "
-                         "label types): a predicted class must be a value of the label column. Fix the column map "
-                         "or the data.")
+                         f"label types): {rule}. Fix the column map or the data.")
 
 
 def class_value(text: str, label_type: pa.DataType, what: str = "class", hint: str = ""):
@@ -155,6 +161,10 @@ def class_value(text: str, label_type: pa.DataType, what: str = "class", hint: s
     return text
 
 
+#: The most classes of a multiclass task (10,000 classes would need 800 MB per K x K matrix).
+MAX_CLASSES = 1000
+
+
 def check_class_list(values: Sequence, *, where: str = "labels", under_filter: bool = False) -> list:
     """A multiclass class list: at least one class, no duplicates.
 
@@ -174,7 +184,7 @@ def check_class_list(values: Sequence, *, where: str = "labels", under_filter: b
     Raises
     ------
     InputError
-        An empty list (no labelled rows) or duplicate classes.
+        An empty list (no labelled rows), duplicate classes, or more than :data:`MAX_CLASSES`.
 
     Examples
     --------
@@ -187,6 +197,11 @@ def check_class_list(values: Sequence, *, where: str = "labels", under_filter: b
                          "the class list is empty. Pass the class list (labels=...; labels: in a run spec).")
     if len({(type(x), x) for x in values}) != len(values):
         raise InputError(f"{where}: the class list has duplicates: {values!r}.")
+    if len(values) > MAX_CLASSES:
+        raise InputError(f"{where}: {len(values):,} classes, more than the {MAX_CLASSES:,} classwatch handles (its "
+                         f"K x K confusion counts and per-class statistics grow with K squared), e.g. "
+                         f"{[getattr(v, 'item', lambda v=v: v)() for v in values[:5]]!r}. Is this the label column "
+                         "(not an id or a free-text column)? Otherwise group rare classes into an 'other' class.")
     return values
 
 
@@ -231,8 +246,8 @@ def binary_classes(values: Iterable, pos_label, *, where: str = "y_true", absent
     others = [v for v, p in zip(values, is_pos) if not p]
     if not any(is_pos) and len(values) >= 2:
         raise InputError(f"{where}: pos_label={pos_label!r} is not one of the labels {values[:10]!r}. Pass "
-                         "pos_label= with the positive class value (positive_class in a run spec, --pos-label on the "
-                         "command line).")
+                         "pos_label= with the positive class value (positive_class in a run spec, --positive-class on "
+                         "the command line).")
     if len(others) > 1:
         raise InputError(f"{where}: a binary evaluation needs at most two classes, found {len(values)}: "
                          f"{values[:10]!r}. Use the multiclass task, or map the labels to two classes.")
@@ -286,7 +301,7 @@ def positive_class(label_type: pa.DataType, pos_label: Any = None, *, column: st
     if type_kind(label_type) in ("integer", "number"):
         return 1
     raise InputError(f"{where}: column {column!r} holds {type_kind(label_type)} labels: say which class is positive "
-                     "(pos_label=...; positive_class in a run spec; --pos-label on the command line).")
+                     "(pos_label=...; positive_class in a run spec; --positive-class on the command line).")
 
 
 def class_indices(values, labels: Sequence, *, name: str = "y_true") -> np.ndarray:

@@ -17,7 +17,7 @@ from metrics_core.errors import InputError, rows_message
 
 __all__ = ["Columns", "Layout", "Problem", "TASKS", "binary_classes", "check_batch", "check_class_list",
            "check_label_kinds",
-           "check_same_schema", "class_indices", "class_value", "missing_columns", "positive_class",
+           "check_same_schema", "class_indices", "class_value", "missing_columns", "near_misses", "positive_class",
            "predicted_class", "problem_error", "resolve_layout", "row_problems", "same_kind", "schema_changes",
            "score_column_classes", "type_kind", "value_problems"]
 
@@ -86,6 +86,32 @@ class Layout:
 # Schema: which role is which column
 # ------------------------------------------------------------------------------------------------
 
+def near_misses(name: str, names: Sequence[str]) -> list[str]:
+    """Columns whose names look like a misspelling of ``name`` (case, a swapped or missing letter).
+
+    Parameters
+    ----------
+    name : str
+        The column looked for.
+    names : sequence of str
+        The columns a source has.
+
+    Returns
+    -------
+    list of str
+        Closest first (difflib ratio >= 0.75 on the lower-cased, stripped names); empty when none.
+
+    Examples
+    --------
+    >>> near_misses("label", ["lable", "score", "Label "]), near_misses("label", ["price"])
+    (['Label ', 'lable'], [])
+    """
+    import difflib
+
+    folded = {n.strip().lower(): n for n in names if n != name}
+    return [folded[m] for m in difflib.get_close_matches(name.strip().lower(), list(folded), n=3, cutoff=0.75)]
+
+
 def missing_columns(where, missing: dict[str, str | None], names: Sequence[str], why: str = "") -> InputError:
     """The error for columns a source lacks: each column with its role, and the columns it has.
 
@@ -121,7 +147,10 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
         plural = "s" if len(roles) > 1 else ""
         fix += f" or set the {', '.join(roles)} role{plural} of the column map ({'; '.join(ways)})"
     head = "missing column" + ("s" if len(missing) > 1 else "")
-    return InputError(f"{where}: {head} {cols}: not found among the columns {shown}. "
+    guesses = [f"column {n!r} looks like a misspelling of {c!r}" for c in missing
+               for n in near_misses(c, list(names))[:1]]
+    maybe = f" ({'; '.join(guesses)})" if guesses else ""
+    return InputError(f"{where}: {head} {cols}: not found among the columns {shown}{maybe}. "
                       + (f"{why} " if why else "") + fix + ".")
 
 
@@ -375,7 +404,8 @@ def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarra
     ok = ~nulls
     if role in ("label", "prediction"):
         yield from _label_problems(role, values, ok, labels, indices)
-    elif role == "score" and values is not None and values.dtype.kind == "f":
+    elif role == "score" and values is not None and values.dtype.kind == "f" and not np.isfinite(values.sum()):
+        # (a finite sum proves every score finite without row-sized masks; an overflowing sum is checked row by row)
         rows_ok = ok[:, None] if values.ndim == 2 else ok
         for kind, bad in (("NaN", np.isnan(values)), ("infinite", np.isinf(values))):
             if (bad & rows_ok).any():
@@ -454,6 +484,40 @@ def row_problems(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = 
         indices = class_indices(arr, labels) if role in ("label", "prediction") and labels is not None else None
         for problem, mask, hint in value_problems(role, values, nulls, labels=labels, indices=indices):
             yield Problem(role, column, problem, mask, hint)
+    if len(scores) > 1:
+        yield from _score_sum_problems(batch, list(scores))
+
+
+#: How far a row of multiclass scores may sum from 1 (rounded probabilities: 0.005 per class for ~2 classes).
+SCORE_SUM_TOLERANCE = 0.01
+
+
+SCORE_SUM_HINT = ("Multiclass scores must be the model's class probabilities (each row summing to 1): "
+                  "normalise them (softmax of logits), add the missing class columns, or leave the score "
+                  "columns out (another score prefix) to evaluate the prediction column only.")
+
+
+def score_sums_off(total: np.ndarray) -> np.ndarray:
+    """Rows whose per-class scores sum (``total``) further than :data:`SCORE_SUM_TOLERANCE` from 1;
+    a non-finite sum is left to the NaN/inf rule."""
+    return (np.abs(total - 1.0) > SCORE_SUM_TOLERANCE) & np.isfinite(total)
+
+
+def score_sum_problem(n_columns: int) -> str:
+    """The problem text of :func:`score_sums_off` rows."""
+    return f"per-class scores that do not sum to 1 (within {SCORE_SUM_TOLERANCE:g}; {n_columns} score columns)"
+
+
+def _score_sum_problems(batch, scores: list[str]) -> Iterator[Problem]:
+    """Multiclass per-class scores are probabilities over the class list: each row sums to 1
+    (within :data:`SCORE_SUM_TOLERANCE`). Rows with a null or non-finite score are reported before."""
+    total = np.zeros(batch.num_rows)
+    for c in scores:
+        total += np.asarray(batch.column(c).to_numpy(zero_copy_only=False), dtype=np.float64)
+    bad = score_sums_off(total)
+    if bad.any():
+        yield Problem("score", ", ".join(scores[:3]) + (", ..." if len(scores) > 3 else ""),
+                      score_sum_problem(len(scores)), bad, SCORE_SUM_HINT)
 
 
 def _example(batch, i: int) -> str:

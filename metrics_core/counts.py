@@ -158,9 +158,9 @@ class ScoreCounts:
         if s.dtype != np.float32:
             s = s.astype(np.float64, copy=False)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        negative = s < 0
-        if not negative.any():
+        if not s.size or s.min() >= 0:  # (no row-sized mask in the usual case)
             return cls(*packed_counts(s, y, w))
+        negative = s < 0
         # Mixed signs: negate the negative part so it packs too, then reverse it.
         keep = ~negative
         ns, npos, nneg = packed_counts(-s[negative], y[negative], None if w is None else w[negative])

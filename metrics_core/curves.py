@@ -8,6 +8,7 @@ All work on the distinct scores, never on rows. Conventions follow scikit-learn:
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -20,9 +21,26 @@ BLOCK = 1 << 16  # distinct scores per block: temporaries stay in cache, whateve
 
 def _descending(pos, neg):
     """Cumulative (tps, fps) for thresholds at the distinct scores, highest first (last axis)."""
-    pos_d = np.flip(pos, axis=-1)
-    neg_d = np.flip(neg, axis=-1)
+    # Contiguous copies first: a cumulative sum over a reversed view is several times slower.
+    pos_d = np.ascontiguousarray(np.flip(pos, axis=-1))
+    neg_d = np.ascontiguousarray(np.flip(neg, axis=-1))
     return np.cumsum(pos_d, axis=-1), np.cumsum(neg_d, axis=-1), pos_d, neg_d
+
+
+_LAST: list = [None]  # (weak reference to a ScoreCounts, its float64 (tps, fps)): the last one asked for
+
+
+def _cumulative(sc: ScoreCounts):
+    """float64 cumulative (tps, fps) of ``sc``'s thresholds, highest first: computed once for the
+    ROC, PR, gain and lift curves of one statistic (float cumulative sums of tens of millions of
+    scores are the curves' main cost). Integer counts give the same values as an integer sum
+    (exact below 2**53). The cache holds the last statistic only, and is emptied when it dies."""
+    last = _LAST[0]
+    if last is not None and last[0]() is sc:
+        return last[1]
+    tps, fps, _, _ = _descending(sc.pos.astype(np.float64, copy=False), sc.neg.astype(np.float64, copy=False))
+    _LAST[0] = (weakref.ref(sc, lambda _: _LAST.__setitem__(0, None)), (tps, fps))
+    return tps, fps
 
 
 def ranking_areas(pos, neg) -> dict:
@@ -63,38 +81,80 @@ def ranking_areas(pos, neg) -> dict:
     """
     pos = np.asarray(pos)
     neg = np.asarray(neg)
-    exact = pos.ndim == 1 and pos.dtype.kind in "iu" and neg.dtype.kind in "iu"
+    if pos.ndim == 1:
+        return _areas_1d(pos, neg)
     shape = pos.shape[:-1]
+    pos_d = np.flip(pos, axis=-1).astype(np.float64)
+    neg_d = np.flip(neg, axis=-1).astype(np.float64)
+    tps = np.cumsum(pos_d, axis=-1)
+    fps = np.cumsum(neg_d, axis=-1)
+    auc_num = (neg_d * (2 * tps - pos_d)).sum(axis=-1)
+    predicted = tps + fps
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = tps / predicted  # then 0/0 -> 0: 10x faster than a masked division
+    precision[predicted == 0] = 0.0
+    ap = (pos_d * precision).sum(axis=-1)
+    previous = np.concatenate((np.ones(shape)[..., None], precision[..., :-1]), axis=-1)
+    trap = (pos_d * (precision + previous)).sum(axis=-1)
+    p_total = tps[..., -1] if pos.shape[-1] else np.zeros(shape)
+    n_total = fps[..., -1] if pos.shape[-1] else np.zeros(shape)
+    return {"auroc": ratio(auc_num, 2 * p_total * n_total), "average_precision": ratio(ap, p_total),
+            "auprc_trapezoid": ratio(trap, 2 * p_total)}
+
+
+def _areas_1d(pos: np.ndarray, neg: np.ndarray) -> dict:
+    """:func:`ranking_areas` of one table, in blocks of ``BLOCK`` scores (highest first) with reused buffers.
+
+    Integer counts keep the AUROC numerator exact (Python int); float sums are per block
+    (numpy's pairwise sum) and then added block by block. Each block is first copied highest
+    score first into a contiguous buffer (a cumulative sum over a reversed view is 5x slower),
+    and precision is a plain division with the 0/0 entries set to 0 afterwards (a masked
+    ``where=`` division is 10x slower).
+    """
+    exact = pos.dtype.kind in "iu" and neg.dtype.kind in "iu"
     size = pos.shape[-1]
-    auc_num = 0 if exact else np.zeros(shape)
-    ap = np.zeros(shape)
-    trap = np.zeros(shape)
-    tp0 = np.zeros(shape, dtype=pos.dtype if exact else np.float64)
-    fp0 = np.zeros(shape, dtype=neg.dtype if exact else np.float64)
-    prev = np.ones(shape)
-    step = BLOCK if pos.ndim == 1 else max(size, 1)
-    for end in range(size, 0, -step):
-        begin = max(0, end - step)
-        pos_d = np.flip(pos[..., begin:end], axis=-1)
-        neg_d = np.flip(neg[..., begin:end], axis=-1)
-        if not exact:
-            pos_d = pos_d.astype(np.float64)
-            neg_d = neg_d.astype(np.float64)
-        tps = np.cumsum(pos_d, axis=-1) + tp0[..., None]
-        fps = np.cumsum(neg_d, axis=-1) + fp0[..., None]
+    m = min(max(size, 1), BLOCK)
+    ctype = np.int64 if exact else np.float64
+    pos_cb, neg_cb, tps_b, fps_b, tmp_b = (np.empty(m, ctype) for _ in range(5))
+    pred_b, prec_b, posf_b, work_b = (np.empty(m) for _ in range(4))
+    zero_b = np.empty(m, bool)
+    auc_num = 0 if exact else 0.0
+    ap = trap = 0.0
+    tp0 = fp0 = ctype(0)
+    prev = 1.0
+    for end in range(size, 0, -BLOCK):
+        begin = max(0, end - BLOCK)
+        k = end - begin
+        pos_d, neg_d, tps, fps, tmp = pos_cb[:k], neg_cb[:k], tps_b[:k], fps_b[:k], tmp_b[:k]
+        predicted, precision, work, zero = pred_b[:k], prec_b[:k], work_b[:k], zero_b[:k]
+        pos_d[:] = pos[begin:end][::-1]
+        neg_d[:] = neg[begin:end][::-1]
+        np.cumsum(pos_d, out=tps)
+        tps += tp0
+        np.cumsum(neg_d, out=fps)
+        fps += fp0
+        np.multiply(tps, 2, out=tmp)
+        tmp -= pos_d
         if exact:
-            auc_num += int(np.dot(neg_d, 2 * tps - pos_d))
+            auc_num += int(np.multiply(neg_d, tmp, out=tmp).sum())
+            np.add(tps, fps, out=tmp)
+            predicted[:] = tmp
+            pos_f = posf_b[:k]
+            pos_f[:] = pos_d
         else:
-            auc_num = auc_num + (neg_d * (2 * tps - pos_d)).sum(axis=-1)
-        predicted = (tps + fps).astype(np.float64)
-        precision = np.divide(tps, predicted, out=np.zeros(predicted.shape), where=predicted != 0)
-        pos_f = pos_d.astype(np.float64)
-        ap = ap + (pos_f * precision).sum(axis=-1)
-        previous = np.concatenate((prev[..., None], precision[..., :-1]), axis=-1)
-        trap = trap + (pos_f * (precision + previous)).sum(axis=-1)
-        tp0, fp0, prev = tps[..., -1], fps[..., -1], precision[..., -1]
-    p_total = tp0.astype(np.float64)
-    n_total = fp0.astype(np.float64)
+            auc_num = auc_num + np.multiply(neg_d, tmp, out=tmp).sum()
+            np.add(tps, fps, out=predicted)
+            pos_f = pos_d
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(tps, predicted, out=precision)
+        if np.equal(predicted, 0, out=zero).any():
+            precision[zero] = 0.0
+        ap = ap + np.multiply(pos_f, precision, out=work).sum()
+        work[0] = precision[0] + prev
+        np.add(precision[1:], precision[:-1], out=work[1:])
+        trap = trap + np.multiply(pos_f, work, out=work).sum()
+        tp0, fp0, prev = tps[-1], fps[-1], precision[-1]
+    p_total, n_total = float(tp0), float(fp0)
     if exact:
         p_i, n_i = int(tp0), int(fp0)
         auroc = auc_num / (2 * p_i * n_i) if p_i and n_i else float("nan")
@@ -167,14 +227,13 @@ def roc_curve(sc: ScoreCounts):
     >>> [a.tolist() for a in roc_curve(sc)]
     [[0.0, 0.0, 0.0, 1.0], [0.0, 0.5, 1.0, 1.0], [inf, 0.9, 0.6, 0.2]]
     """
-    tps, fps, _, _ = _descending(sc.pos, sc.neg)
+    tps, fps = _cumulative(sc)
     p, n = (tps[-1], fps[-1]) if tps.size else (0, 0)
-    tpr = np.concatenate(([0.0], np.asarray(ratio(tps, np.full(tps.shape, p)), float).reshape(-1)))
-    fpr = np.concatenate(([0.0], np.asarray(ratio(fps, np.full(fps.shape, n)), float).reshape(-1)))
-    if p == 0:
-        tpr[:] = np.nan
-    if n == 0:
-        fpr[:] = np.nan
+    tpr, fpr = np.full(tps.size + 1, np.nan), np.full(fps.size + 1, np.nan)  # nan throughout without P (N)
+    for rate, cum, total in ((tpr, tps, p), (fpr, fps, n)):
+        if total != 0:
+            rate[0] = 0.0
+            np.divide(cum, total, out=rate[1:])
     thresholds = np.concatenate(([np.inf], sc.scores[::-1]))
     return fpr, tpr, thresholds
 
@@ -202,7 +261,7 @@ def pr_curve(sc: ScoreCounts):
     >>> [a.tolist() for a in pr_curve(sc)][:2]
     [[1.0, 1.0, 0.5, 0.0], [0.6666666666666666, 1.0, 1.0, 1.0]]
     """
-    tps, fps, _, _ = _descending(sc.pos.astype(np.float64), sc.neg.astype(np.float64))
+    tps, fps = _cumulative(sc)
     precision = np.asarray(ratio(tps, tps + fps), float).reshape(-1)
     precision = np.where(np.isnan(precision), 0.0, precision)
     p = tps[-1] if tps.size else 0.0
@@ -231,7 +290,7 @@ def gain_curve(sc: ScoreCounts):
     >>> [a.tolist() for a in gain_curve(sc)][:2]
     [[0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 0.5, 1.0, 1.0, 1.0]]
     """
-    tps, fps, _, _ = _descending(sc.pos.astype(np.float64), sc.neg.astype(np.float64))
+    tps, fps = _cumulative(sc)
     total = tps[-1] + fps[-1] if tps.size else 0.0
     frac = np.concatenate(([0.0], tps + fps)) / total if total else np.full(tps.size + 1, np.nan)
     tpr = np.concatenate(([0.0], tps / tps[-1])) if tps.size and tps[-1] else np.full(tps.size + 1, np.nan)

@@ -9,6 +9,12 @@ the coarsening shift of AUROC / AP is added back, so intervals are centred on th
 Weighted statistics are resampled as counts of ``n_rows`` rows with probabilities proportional
 to the weights, then rescaled to the total weight, and Wilson intervals use the effective count
 ``weight * n_rows / total_weight`` (an approximation, documented in docs/metrics.md).
+
+``n_rows`` is the number of rows of positive weight (the update steps drop rows of weight 0),
+never the sum of the weights: multiplying every weight by a constant changes no interval, and a
+row of weight 0 is an absent row. (Kish's effective n, (sum w)^2 / sum w^2, would also be
+scale-free but needs one more statistic and shrinks intervals of unequal weights differently
+from the binary path; the row count is what both paths use.)
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ __all__ = ["MAX_BOOT_BINS", "class_auroc_replicates", "coarsen", "report_interva
 #: Score bins of the coarsened ScoreCounts that the bootstrap resamples.
 MAX_BOOT_BINS = 512
 NO_INTERVAL = ("n", "tp", "fp", "fn", "tn")
+_SNAP = 2.0 ** 40  # resolution of the conditional cell probabilities of a multinomial draw
 
 
 def _percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
@@ -58,6 +65,10 @@ def _multinomial(n, probs: np.ndarray, n_boot: int, rng) -> np.ndarray:
             break
         with np.errstate(divide="ignore", invalid="ignore"):
             q = np.clip(np.where(mass_left > 0, probs[:, j] / mass_left, 0.0), 0.0, 1.0)
+        # Snapped to multiples of 2**-40 (a shift < 1e-12): weights scaled by a constant give q's a few ulps
+        # apart, and numpy's binomial branches at p = 0.5 and n p = 30, so an unsnapped q of 0.5 + 1 ulp
+        # would draw another replicate. Snapped, every scale of the weights draws the same replicates.
+        q = np.round(q * _SNAP) / _SNAP
         draw = rng.binomial(remaining, q)
         out[:, :, j] = draw
         remaining -= draw
@@ -188,7 +199,7 @@ def score_replicates(sc, n_rows: int, n_boot: int, rng, prob: bool = True) -> di
     return out
 
 
-def class_auroc_replicates(class_scores, n_boot: int, rng) -> np.ndarray:
+def class_auroc_replicates(class_scores, n_boot: int, rng, n_rows: int | None = None) -> np.ndarray:
     """Bootstrap replicates of the one-vs-rest AUROC of each class, centred on the exact values.
 
     Parameters
@@ -199,6 +210,11 @@ def class_auroc_replicates(class_scores, n_boot: int, rng) -> np.ndarray:
         Number of replicates.
     rng : numpy.random.Generator
         Random source.
+    n_rows : int, optional
+        Rows of positive weight behind the statistics (``MulticlassStats.n_rows``): the
+        multinomial sample size of every class's replicate, as in the binary path, so that
+        scaling the weights changes nothing. None: the total count, which is the row count only
+        for unweighted counts.
 
     Returns
     -------
@@ -226,7 +242,8 @@ def class_auroc_replicates(class_scores, n_boot: int, rng) -> np.ndarray:
     for g, (bp, bn) in enumerate(coarse):
         cells[g, :bp.size] = bp
         cells[g, width:width + bn.size] = bn
-    n_rows = np.array([int(round(c.sum())) for c in cells])
+    if n_rows is None:
+        n_rows = np.array([int(round(c.sum())) for c in cells])
     reps = _resample(cells, n_rows, n_boot, rng, groups=True)
     auroc = ranking_areas(reps[..., :width], reps[..., width:])["auroc"]  # zero-padded bins add nothing
     exact = np.array([ranking_areas(sc.pos, sc.neg)["auroc"] for sc in class_scores], dtype=np.float64)
@@ -282,7 +299,7 @@ def _multiclass_intervals(report, s, level, n_boot, rng) -> tuple[dict, dict, di
                                            o.get("cost_matrix"))
     out = {}
     if s.scores is not None:
-        per = class_auroc_replicates(s.scores, n_boot, rng)
+        per = class_auroc_replicates(s.scores, n_boot, rng, s.n_rows)
         support = m.sum(axis=1)
         reps["auroc_ovr_macro"], _ = f.nanmean_count(per)
         reps["auroc_ovr_weighted"], _ = f.nanmean_count(per, support)

@@ -18,6 +18,9 @@ SAMPLE_METRICS = ("jaccard", "precision", "recall", "f1")
 def _as_binary_matrix(Y, name: str) -> np.ndarray:
     """An N x L bool array from 0/1 or bool indicators; a bad-rows error for any other value."""
     arr = v.to_numpy(Y, name, ndim=2)
+    if arr.shape[1] == 0:
+        raise InputError(f"{name}: the indicator matrix has no label columns (shape {arr.shape}). Pass N x L "
+                         "0/1 indicators with at least one label column.")
     if arr.dtype.kind == "b":
         return arr
     bad = ~np.isin(arr, (0, 1))
@@ -51,7 +54,7 @@ def multilabel_stats(Y_true, Y_pred, labels=None) -> MultilabelStats:
     Raises
     ------
     InputError
-        A value other than 0/1, or different shapes.
+        A value other than 0/1, no rows or no label columns (N x 0), or different shapes.
 
     Examples
     --------

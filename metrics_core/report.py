@@ -16,7 +16,7 @@ from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts,
 from metrics_core.curves import auroc_from_counts, gain_curve, lift_curve, pr_curve, roc_curve
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats
-from metrics_core.undefined import warn_undefined
+from metrics_core.undefined import warn_reversed, warn_undefined
 
 def _curve_dict(sc) -> dict:
     if isinstance(sc, BinnedScoreCounts):
@@ -74,6 +74,9 @@ def _distinct(y: np.ndarray) -> np.ndarray:
     if y.dtype.kind in "iub" and y.size:
         lo, hi = y.min(), y.max()
         if lo >= 0 and hi < 1 << 16:
+            if hi - lo < 4:  # min and max occur: test the few values between them (no int64 copy of the rows)
+                between = [v for v in range(int(lo) + 1, int(hi)) if (y == v).any()]
+                return np.array([lo, *between, hi] if hi > lo else [lo], dtype=y.dtype)
             return np.flatnonzero(np.bincount(y.astype(np.intp, copy=False))).astype(y.dtype)
     return np.unique(y)
 
@@ -108,7 +111,9 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
     pos_label
         The positive class (matched by value, else by its text).
     sample_weight : array-like, optional
-        Row weights (finite, >= 0).
+        Row weights (real, finite, >= 0). Scale-free: multiplying every weight by a constant
+        changes only the counts. A row of weight 0 is validated, then dropped: it is an absent
+        row for every metric, interval and the class names.
     bins : array-like, optional
         Score bin edges: :class:`BinnedScoreCounts` of constant size instead of exact counts.
     twin_weight : array-like, optional
@@ -146,6 +151,11 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
     yp = v.to_labels(y_pred, "y_pred", "prediction") if y_pred is not None else None
     n = v.check_lengths(y_true=yt, y_score=ys, y_pred=yp)
     w = v.check_weights(sample_weight, n)
+    tw = None if twin_weight is None else v.check_weights(twin_weight, n)
+    keep = v.weighted_rows(w)
+    if keep is not None:  # a row of weight 0 is an absent row (validated all the same)
+        yt, ys, yp, w, tw = (None if a is None else a[keep] for a in (yt, ys, yp, w, tw))
+        n = int(np.count_nonzero(keep))
     labels = _binary_target(yt, yp, pos_label)
     pos_label = labels[1]  # as the data writes it
     pos = yt == pos_label
@@ -167,8 +177,7 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
     else:
         conf = ConfusionCounts.from_indices(pos.astype(np.int64), predicted_class(ys, "binary", threshold), labels, w)
     twin = None
-    if twin_weight is not None:
-        tw = v.check_weights(twin_weight, n)
+    if tw is not None:
         pred_pos = (yp == pos_label).astype(np.int64) if yp is not None else predicted_class(ys, "binary", threshold)
         twin = ConfusionCounts.from_indices(pos.astype(np.int64), pred_pos, labels, tw)
     return BinaryStats(conf, sc, n, threshold, weighted_confusion=twin)
@@ -268,7 +277,7 @@ def binary_from_stats(stats: BinaryStats, *, beta=1.0, cost_matrix=None, level=0
         metrics.update({f"weighted/{k}": val for k, val in twin.items()})
     options = {"beta": beta, "threshold": stats.threshold, "cost_matrix": cost, "level": level,
                "n_boot": n_boot, "seed": seed}
-    return warn_undefined(Report("binary", as_floats(metrics), stats, None, options))
+    return warn_reversed(warn_undefined(Report("binary", as_floats(metrics), stats, None, options)))
 
 
 def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_weight=None,
@@ -288,7 +297,8 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
         The class list; None: the sorted distinct values of ``y_true`` (and ``y_pred`` when of
         the same kind).
     sample_weight : array-like, optional
-        Row weights (finite, >= 0).
+        Row weights (real, finite, >= 0); a row of weight 0 is validated, then dropped (an absent
+        row, also for the class list inferred from the data).
     bins : array-like, optional
         Score bin edges: one-vs-rest :class:`BinnedScoreCounts` of constant size.
     twin_weight : array-like, optional
@@ -326,6 +336,14 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
         ys = v.check_scores(ys)
     n = v.check_lengths(y_true=yt, y_pred=yp, y_score=ys)
     w = v.check_weights(sample_weight, n)
+    tw = None if twin_weight is None else v.check_weights(twin_weight, n)
+    keep = v.weighted_rows(w)
+    if keep is not None:  # a row of weight 0 is an absent row (validated all the same)
+        yt, ys, yp, w, tw = (None if a is None else a[keep] for a in (yt, ys, yp, w, tw))
+        n = int(np.count_nonzero(keep))
+        if n == 0 and labels is None:
+            raise InputError("sample_weight: every row has weight 0, so no row is left to evaluate (rows of weight "
+                             "0 count as absent). Give some rows a positive weight, or pass labels=.")
     if labels is None:
         pool = yt if yp is None else np.concatenate((yt, yp)) if same_kind(yt.dtype, yp.dtype) else yt
         _, labels_arr = v.encode(pool, None, "y_true")
@@ -334,6 +352,8 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
                              f"{labels_arr.tolist()[:20]!r}. Pass labels= in the order of the score columns.")
     else:
         labels_arr = np.asarray(list(labels))
+        if labels_arr.size:
+            check_label_kinds(yt.dtype, labels_arr.dtype, prediction="labels", rule="a class of the class list")
     k = labels_arr.size
     if ys is not None and ys.shape[1] != k:
         raise InputError(f"y_score: has {ys.shape[1]} columns but labels has {k} classes; the columns must "
@@ -359,8 +379,7 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
         prob = bool(ys.min() >= 0 and ys.max() <= 1)
         loss = LossSums(float(row_loss @ ww), float((row_loss * row_loss) @ ww), float(ww.sum())) if prob else \
             LossSums(float("nan"), float("nan"), float(ww.sum()))
-    twin = None if twin_weight is None else ConfusionCounts.from_indices(
-        ti, pi, labels_arr, v.check_weights(twin_weight, n))
+    twin = None if tw is None else ConfusionCounts.from_indices(ti, pi, labels_arr, tw)
     return MulticlassStats(conf, scores, loss, n, weighted_confusion=twin)
 
 

@@ -1,4 +1,5 @@
-"""Undefined metrics: one warning per report naming each nan metric, each average that skipped parts, and why."""
+"""Warnings of a report: undefined metrics (each nan metric, each average that skipped parts, and why) and
+scores that look reversed for the positive class."""
 
 from __future__ import annotations
 
@@ -354,4 +355,115 @@ def warn_undefined(report):
     if reasons:
         warnings.warn(UndefinedMetricWarning(_message(report.task, reasons, report.metrics), reasons),
                       stacklevel=_caller_stacklevel())
+    return report
+
+
+#: A binary AUROC below this, with the upper bound of its interval below 0.5, warns of reversed scores.
+REVERSED_AUROC = 0.3
+
+
+class ReversedScoresWarning(UserWarning):
+    """Binary scores rank the negative class above the positive one: they look reversed.
+
+    Raised by the binary compute step when AUROC < ``REVERSED_AUROC`` (0.3) and the upper bound of
+    its 95% Hanley-McNeil interval is below 0.5 (:func:`reversed_scores`): the usual cause is a
+    positive class that is not the class the scores are for. ``auroc`` and ``upper`` hold the
+    values.
+
+    Examples
+    --------
+    >>> str(ReversedScoresWarning("scores look reversed", 0.01, 0.05))
+    'scores look reversed'
+    """
+
+    def __init__(self, message: str, auroc: float = float("nan"), upper: float = float("nan")):
+        super().__init__(message)
+        self.auroc, self.upper = auroc, upper
+
+
+def reversed_scores(stats: BinaryStats, auroc: float, level: float = 0.95) -> float | None:
+    """The upper bound of AUROC's interval when the scores look reversed, else None.
+
+    Parameters
+    ----------
+    stats : BinaryStats
+        The statistics of the report (confusion and ``n_rows``).
+    auroc : float
+        The report's AUROC.
+    level : float
+        Confidence level of the bound.
+
+    Returns
+    -------
+    float or None
+        The upper bound when ``auroc < REVERSED_AUROC`` and the bound is < 0.5.
+
+    Notes
+    -----
+    Hanley & McNeil (1982): SE^2 = (A(1-A) + (n1-1)(Q1-A^2) + (n0-1)(Q2-A^2)) / (n1 n0), with
+    Q1 = A/(2-A), Q2 = 2A^2/(1+A); n1, n0 the positive and negative rows (with weights: the
+    rows of positive weight shared in proportion to the weight of each class). Analytic, so the
+    check costs nothing beside the lazy bootstrap intervals.
+
+    Examples
+    --------
+    >>> from metrics_core.report import binary_stats
+    >>> s = binary_stats([0] * 20 + [1] * 20, y_score=[0.9] * 20 + [0.1] * 20)
+    >>> round(reversed_scores(s, 0.0), 4)
+    0.0
+    """
+    from metrics_core.significance.proportions import z_critical
+
+    if not auroc < REVERSED_AUROC:  # nan too
+        return None
+    m = stats.confusion.matrix.astype(np.float64)
+    total = m.sum()
+    if total <= 0:
+        return None
+    n1 = stats.n_rows * m[1].sum() / total
+    n0 = stats.n_rows * m[0].sum() / total
+    if n1 < 1 or n0 < 1:
+        return None
+    a = auroc
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    var = (a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a)) / (n1 * n0)
+    upper = a + z_critical(level) * math.sqrt(max(var, 0.0))
+    return float(upper) if upper < 0.5 else None
+
+
+def warn_reversed(report):
+    """Warn, with a :class:`ReversedScoresWarning`, when a binary report's scores look reversed.
+
+    Parameters
+    ----------
+    report : Report
+        A finished binary report (other reports pass through).
+
+    Returns
+    -------
+    Report
+        The same report.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from metrics_core.report import binary_report
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r = binary_report([0] * 20 + [1] * 20, y_score=[0.9] * 20 + [0.1] * 20)
+    >>> [type(w.message).__name__ for w in caught]
+    ['ReversedScoresWarning']
+    """
+    auroc = report.metrics.get("auroc", float("nan"))
+    if report.task != "binary" or not isinstance(report.stats, BinaryStats):
+        return report
+    upper = reversed_scores(report.stats, auroc)
+    if upper is not None:
+        neg, pos = (x.item() if isinstance(x, np.generic) else x for x in report.stats.confusion.labels)
+        other = "" if neg is None else \
+            f" (--positive-class {neg} on the command line; positive_class: {neg} in a run spec; pos_label={neg!r})"
+        message = (f"AUROC is {auroc:.4f} (95% upper bound {upper:.4f} < 0.5): the scores look reversed for the "
+                   f"positive class {pos!r}: they rank the other class first. If they are the scores of the other "
+                   f"class, make that class the positive one{other}, or use 1 - score.")
+        warnings.warn(ReversedScoresWarning(message, auroc, upper), stacklevel=_caller_stacklevel())
     return report

@@ -7,8 +7,6 @@ Every module directly in this package defines tasks; the subpackages hold no tas
 
 from __future__ import annotations
 
-from prefect.cache_policies import NO_CACHE
-
 
 def transient(task, task_run, state) -> bool:
     """Retry condition: retry I/O failures, never bad input or a bad spec (ValueError)."""
@@ -21,7 +19,16 @@ def transient(task, task_run, state) -> bool:
     return not isinstance(exc, ValueError)
 
 
-#: Options of the tasks that do I/O: retried on transient failures only (see :func:`transient`).
-IO = {"retries": 2, "retry_delay_seconds": 1, "retry_condition_fn": transient, "cache_policy": NO_CACHE}
+def __getattr__(name: str):
+    """``IO``: the options of the tasks that do I/O, retried on transient failures only (see
+    :func:`transient`). Built on first use, so that importing a subpackage without tasks
+    (``tasks.render``, ``tasks.config``) does not import Prefect."""
+    if name != "IO":
+        raise AttributeError(f"module 'tasks' has no attribute {name!r}")
+    from prefect.cache_policies import NO_CACHE
+
+    globals()["IO"] = io = {"retries": 2, "retry_delay_seconds": 1, "retry_condition_fn": transient,
+                            "cache_policy": NO_CACHE}
+    return io
 
 __all__ = ["IO", "transient"]

@@ -17,8 +17,11 @@ EVENT = "classwatch.alert.retrain"
 #: so the Prefect server drops a repeated alert for one model and period.
 NAMESPACE = uuid.UUID("6f2d7a9e-5b1c-4c3e-9a8f-1c1a55ac0a7e")
 REASONS_LIMIT = 8000
-#: MLflow tags of a period run: the verdict, the reasons as text, the reasons as records (JSON).
-ALERT_TAG, REASONS_TAG, RECORDS_TAG = "classwatch.alert", "classwatch.alert.reasons", "classwatch.alert.reasons.json"
+#: MLflow tags of a period run: the verdict, the reasons as text, the reasons as records (JSON). Keys of
+#: up to 17 characters: the run page's tag list cuts longer ones to their first letter when the value is long.
+ALERT_TAG, REASONS_TAG, RECORDS_TAG = "classwatch.alert", "alert reasons", "alert records"
+#: The keys of the reasons before they were renamed (periods logged then are still read).
+OLD_REASONS_TAG, OLD_RECORDS_TAG = "classwatch.alert.reasons", "classwatch.alert.reasons.json"
 
 
 def event_id(model: str, period: str) -> uuid.UUID:
@@ -47,8 +50,8 @@ def _records(reasons) -> str:
 
 
 def alert_tags(decision: Alert) -> dict[str, str]:
-    """MLflow tags: ``classwatch.alert`` = retrain | none, ``classwatch.alert.reasons`` (the
-    sentences joined with "; ", or "none") and, when there are reasons, the records as JSON."""
+    """MLflow tags: ``classwatch.alert`` = retrain | none, ``alert reasons`` (the sentences joined
+    with "; ", or "none") and, when there are reasons, ``alert records`` (the records as JSON)."""
     reasons = "; ".join(decision.texts) if decision.reasons else "none"
     tags = {ALERT_TAG: "retrain" if decision.alert else "none", REASONS_TAG: reasons[:REASONS_LIMIT]}
     if decision.reasons:
@@ -64,7 +67,7 @@ def reasons_from_tags(tags: dict) -> tuple[Reason, ...]:
     >>> reasons_from_tags({RECORDS_TAG: _records([r])}) == (r,)
     True
     """
-    return tuple(Reason.from_dict(d) for d in json.loads(tags.get(RECORDS_TAG) or "[]"))
+    return tuple(Reason.from_dict(d) for d in json.loads(tags.get(RECORDS_TAG) or tags.get(OLD_RECORDS_TAG) or "[]"))
 
 
 def payload(model: str, period: str, decision: Alert, run_id: str | None, tracking_uri: str | None,

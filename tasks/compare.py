@@ -16,6 +16,7 @@ from tasks.config.sources import describe_source
 from tasks.config.spec import RunSpec, fingerprint
 from tasks.evaluate import EvalPlan, label_metric, recommendation
 from tasks.render.comparison import comparison_markdown
+from tasks.render.markdown import comparison_note
 from tasks.store.mlflow import RunContent, finished_run, log_run
 
 FOLDS = 5
@@ -35,7 +36,7 @@ def model_label(uri: str) -> str:
 
 def comparison_key(spec: RunSpec, uris: list[str], cv_scores: dict | None, test_source: str) -> str:
     """The comparison's MLflow run key: models, CV scores, spec and test source."""
-    return f"compare|{spec.name}|{fingerprint(uris, cv_scores, spec.model_dump(mode='json'), describe_source(test_source))}"
+    return f"compare|{spec.name}|{fingerprint(uris, cv_scores, spec.fingerprint(), describe_source(test_source))}"
 
 
 @task(name="compared-metric", **IO)
@@ -66,7 +67,9 @@ def log_comparison(spec: RunSpec, key: str, uris: list[str], metric: str, test_s
               **{f"model_{i}": u for i, u in enumerate(uris)}}
     content = RunContent(f"{spec.name} comparison", params=params, metrics=metrics,
                          tags={"classwatch.kind": "compare", "classwatch.model": spec.name,
-                               "classwatch.best": result["best"]},
+                               "classwatch.best": result["best"],
+                               "mlflow.note.content": comparison_note(result, spec.alerts.correction,
+                                                                      spec.alerts.alpha)},
                          tables={"comparison_tests.json": result["tests"], "per_model.json": result["per_model"],
                                  "fold_metrics.json": result["folds"]},
                          texts={"comparison.md": comparison_markdown(result, spec)})

@@ -380,3 +380,59 @@ def model_description(model_uri: str | None, tracking_uri: str) -> dict:
         except Exception:  # noqa: BLE001 - the training run may live in another store
             pass
     return out
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """Calibration of the evaluated model (metrics_core.calibration): the report keys (``metrics``),
+    one row per target (``table``), the reliability bins of every target and binning (``bins``) and
+    the diagrams to draw (``diagrams``: target -> (fixed-width, equal-mass))."""
+
+    metrics: dict
+    table: pl.DataFrame
+    bins: pl.DataFrame
+    diagrams: dict
+
+
+def _calibration_set(spec: RunSpec, plan: EvalPlan, report, preds: Predictions | None):
+    """The test set's calibration statistics: from a model's scores in memory, from the exact binary score
+    counts of the report, else one more pass over the file's score columns (fine bins); None without scores."""
+    from metrics_core.calibration import CalibrationCounts, CalibrationSet, calibration_set
+    from metrics_core.counts import FoldedScoreCounts, ScoreCounts
+
+    names = [mon.class_name(c) for c in plan.labels]
+    if preds is not None:
+        if preds.y_score is None:
+            return None
+        label_idx = class_indices(pa.array(preds.y_true.tolist()), plan.labels)
+        pred_idx = class_indices(pa.array(preds.y_pred.tolist()), plan.labels)
+        return calibration_set(spec.task, names, label_idx, preds.y_score.reshape(label_idx.size, -1),
+                               pred_idx=pred_idx if spec.task == "multiclass" else None)
+    sc = getattr(report.stats, "scores", None)
+    if spec.task == "binary" and isinstance(sc, ScoreCounts) and not isinstance(sc, FoldedScoreCounts):
+        return CalibrationSet((names[1],), (CalibrationCounts.from_score_counts(sc),))
+    if not plan.test_layout.scores:
+        return None
+    return _scan(spec, plan.test, plan.test_layout, bins_of(spec)).calibration
+
+
+@task(name="calibration", **IO)
+def evaluation_calibration(spec: RunSpec, plan: EvalPlan, report, preds: Predictions | None = None
+                           ) -> CalibrationResult | None:
+    """ECE/MCE (fixed-width and equal-mass bins), the Murphy decomposition of the Brier score and the
+    reliability diagrams of the test set; None without scores (or with scores outside [0, 1])."""
+    from metrics_core.calibration import STRATEGIES, calibration_metrics, reliability
+
+    cs = _calibration_set(spec, plan, report, preds)
+    if cs is None or not all(c.valid for c in cs.targets):
+        return None
+    metrics, table = calibration_metrics(cs)
+    targets = ([("top_label", cs.top_label)] if cs.top_label is not None else []) + list(zip(cs.names, cs.targets))
+    diagrams, frames = {}, []
+    for name, cc in targets:
+        pair = tuple(reliability(cc, strategy=s) for s in STRATEGIES)
+        frames += [r.as_frame().with_columns(pl.lit(name).alias("target"), pl.lit(r.strategy).alias("strategy"))
+                   for r in pair]
+        if not diagrams or spec.task == "binary":  # the PNG: binary the positive class, multiclass the top label
+            diagrams[name] = pair
+    return CalibrationResult(metrics, table, pl.concat(frames), diagrams)

@@ -18,6 +18,7 @@ from tasks.config import sources
 from tasks.config.spec import RunSpec, fingerprint
 from tasks.evaluate import EvalPlan, environment, model_description
 from tasks.render.iso_report import iso_report
+from tasks.render.markdown import evaluation_note
 from tasks.render.tables import curve_tables
 from metrics_core.monitoring import DEFAULT_HEADLINE
 from tasks.store.mlflow import RunContent, client, finished_run, log_run
@@ -28,7 +29,7 @@ MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")
 def run_key(spec: RunSpec, plan: EvalPlan) -> str:
     """The evaluation's MLflow run key: model name, spec, test source and the model version evaluated
     (a re-run finds its run; a moved alias is a new evaluation)."""
-    parts = [spec.model_dump(mode="json"), sources.describe_source(plan.test)]
+    parts = [spec.fingerprint(), sources.describe_source(plan.test)]
     if plan.model_uri != spec.model_uri:  # an alias, pinned to its version by plan_evaluation
         parts.append(plan.model_uri)
     return f"evaluate|{spec.name}|{fingerprint(*parts)}"
@@ -46,6 +47,7 @@ class Evaluation:
     champion: dict | None = None
     timing: dict | None = None
     drift: pl.DataFrame | None = None
+    calibration: Any = None  # tasks.evaluate.CalibrationResult (helper E)
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,12 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
                         "champion/bootstrap_p": b.p_value})
         tags["classwatch.champion"] = champion["champion_uri"]
     files = {f"{k}.png": str(p) for k, p in plot_report(report, plot_dir, beta=spec.beta).items()}
+    if e.calibration is not None:  # calibration: keys, per-target table, reliability bins and diagram
+        from tasks.render.calibration import plot_reliability
+
+        metrics.update(e.calibration.metrics)
+        tables.update({"calibration.json": e.calibration.table, "reliability_bins.json": e.calibration.bins})
+        files["reliability.png"] = str(plot_reliability(e.calibration.diagrams, f"{plot_dir}/reliability.png"))
     model = model_description(plan.model_uri, spec.tracking_uri())
     rec_d = rec["recommendation"].as_dict()
     params = {**spec.flat_params(), "test_source": plan.test, "reference_source": plan.reference or "none",
@@ -127,6 +135,8 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
     text = iso_report(spec=spec, plan=plan, report=report, headline=headline, checks=checks, recommendation=rec,
                       champion=champion, timing=timing, environment=environment(), model=model,
                       drift_rows=None if drift is None else metrics["drift_flagged"])
+    tags["mlflow.note.content"] = evaluation_note(plan.model_uri, plan.test, report, headline,  # the run's description
+                                                  rec["recommendation"].metric, checks, champion)
     return RunContent(f"{spec.name} evaluation", params=params, metrics=metrics, tags=tags, files=files,
                       tables=tables, texts={"iso_report.md": text})
 

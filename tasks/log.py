@@ -3,76 +3,173 @@
 from __future__ import annotations
 
 import json
+import math
 import tempfile
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
 from prefect import task
 
+from metrics_core.monitoring import AlertPolicy
 from tasks import IO
-from tasks.alerts import alert_tags
+from tasks.alerts import alert_tags, reasons_from_tags
 from tasks.config import sources
 from tasks.config.spec import RunSpec
+from tasks.metric_names import mlflow_metrics, semantic_metrics
 from tasks.monitor import Assessment, History, Logged, Plan
-from tasks.render.markdown import alert_markdown, summary_markdown
+from tasks.render.markdown import alert_markdown, parent_note, period_note, summary_markdown
 from tasks.store.mlflow import MlflowStore, RunContent
 
-#: Time-series panels of the parent run's plot (plus the headline metric when periods had labels).
-PLOT_METRICS = ("max_abs_prevalence_change_pred", "max_score_wasserstein", "max_abs_price_shift")
+#: MLflow's run description (shown on the run page's Overview).
+NOTE = "mlflow.note.content"
 
 
-def over_time(history: History, period: str, metrics: dict, headline: str) -> tuple[pl.DataFrame, list, list]:
-    """The parent plot's table: one row per logged period (from ``history``) with the period at
-    hand taken from ``metrics``, in time order; the panels to draw; the periods that alerted.
+@dataclass(frozen=True)
+class Panel:
+    """One panel of monitoring_over_time.png: the column drawn, its label in words, its threshold
+    (a number or a per-period column), the test kinds whose alerts it marks, further lines."""
+
+    column: str
+    label: str
+    threshold: object
+    kinds: tuple[str, ...]
+    legend: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+    band: tuple[str, str] | None = None
+    threshold_legend: str = "practical threshold"
+
+
+def panels(policy: AlertPolicy, headline: str) -> list[Panel]:
+    """The watched quantities of the over-time plot, each with its threshold under ``policy``."""
+    return [
+        Panel("prevalence_change", "largest prevalence change,\npoints", policy.prevalence_change * 100,
+              ("prevalence_pred", "prevalence_label"), "predicted classes",
+              (("prevalence_change_label", "labelled classes"),)),
+        Panel("psi_class_mix_pred", "class-mix shift\n(PSI)", policy.psi, ("class_mix_pred", "class_mix_label"),
+              "predicted classes", (("psi_class_mix_label", "labelled classes"),)),
+        Panel("max_score_wasserstein", "largest score shift\n(Wasserstein, score units)", policy.score_shift,
+              ("score",), "largest over classes"),
+        Panel("price_change", "largest price change\nof a class, %", policy.price_change * 100,
+              ("price", "price_label", "price_false_positive", "price_false_negative"), "predicted classes",
+              (("price_change_label", "labelled classes"),)),
+        Panel("calibration_change", "largest calibration change\n(positives per row)",
+              getattr(policy, "calibration_change", None), ("calibration",), "largest over classes"),
+        Panel(headline, f"{headline}\n(headline metric)", f"{headline}_floor", ("headline",), "value",
+              band=(f"{headline}_ci_low", f"{headline}_ci_high"), threshold_legend="floor (alert when the interval's "
+              "lower bound is under it)"),
+    ]
+
+
+def over_time(history: History, period: str, metrics: dict, reasons, headline: str,
+              policy: AlertPolicy | None = None) -> tuple[pl.DataFrame, list[Panel], dict]:
+    """The over-time plot's table: one row per logged period (from ``history``, metrics read back
+    under their semantic keys) and the period at hand (``metrics``, ``reasons``), in time order;
+    the panels with data; per panel, the periods whose alert a test of that panel raised.
 
     >>> h = History("2024-02", "p", "p|2024-02")
-    >>> frame, keys, alerts = over_time(h, "2024-02", {"alert": 1.0, "max_score_wasserstein": 0.1}, "f1")
-    >>> frame.columns, alerts
-    (['period', 'max_abs_prevalence_change_pred', 'max_score_wasserstein', 'max_abs_price_shift'], ['2024-02'])
+    >>> frame, shown, alerts = over_time(h, "2024-02", {"alert": 1.0, "max_score_wasserstein": 0.1}, (), "f1")
+    >>> [p.column for p in shown], frame["period"].to_list(), alerts
+    (['max_score_wasserstein'], ['2024-02'], {'max_score_wasserstein': ['2024-02']})
     """
-    rows = {p: run.metrics for p, run in history.periods.items() if p != period}
-    rows[period] = metrics
+    policy = policy or AlertPolicy()
+    rows = {p: (semantic_metrics(run.metrics), reasons_from_tags(run.tags))
+            for p, run in history.periods.items() if p != period}
+    rows[period] = (metrics, tuple(reasons))
     periods = sorted(rows, key=sources.period_index)
-    keys = [*PLOT_METRICS] + ([headline] if any(headline in m for m in rows.values()) else [])
-    frame = pl.DataFrame({"period": periods, **{k: [float(rows[p].get(k, float("nan"))) for p in periods]
-                                                 for k in keys}})
-    return frame, keys, [p for p in periods if rows[p].get("alert") == 1.0]
+
+    def col(key: str, scale: float = 1.0) -> list[float]:
+        return [float(rows[p][0].get(key, math.nan)) * scale for p in periods]
+
+    frame = pl.DataFrame({
+        "period": periods, "prevalence_change": col("max_abs_prevalence_change_pred", 100),
+        "prevalence_change_label": col("max_abs_prevalence_change_label", 100),
+        "psi_class_mix_pred": col("psi_class_mix_pred"), "psi_class_mix_label": col("psi_class_mix_label"),
+        "max_score_wasserstein": col("max_score_wasserstein"), "price_change": col("max_abs_price_shift", 100),
+        "price_change_label": col("max_abs_price_shift_label", 100),
+        "calibration_change": col("max_calibration_change"),
+        **{headline + s: col(headline + s) for s in ("", "_ci_low", "_ci_high", "_floor")}})
+    shown = [p for p in panels(policy, headline)
+             if any(math.isfinite(v) for c in (p.column, *(e for e, _ in p.extra)) for v in frame[c])]
+    alerts: dict[str, list[str]] = {p.column: [] for p in shown}
+    for period_ in periods:
+        m, why = rows[period_]
+        kinds = {r.kind for r in why}
+        for p in shown:  # an alert without its records (logged before they existed) is marked on every panel
+            if (kinds & set(p.kinds)) or (m.get("alert") == 1.0 and not why):
+                alerts[p.column].append(period_)
+    return frame, shown, alerts
 
 
-def _plot(history: History, period: str, metrics: dict, headline: str, folder: Path) -> Path:
+def _plot(spec: RunSpec, history: History, period: str, a: Assessment, folder: Path) -> Path:
     from tasks.render.timeseries import plot_time_series
 
-    frame, keys, alerts = over_time(history, period, metrics, headline)
-    units = {k: "share" if "prevalence" in k else "relative" if "price" in k else "score units"
-             if "wasserstein" in k else "metric" for k in keys}
-    return plot_time_series(frame, keys, folder / "monitoring_over_time.png", alerts=alerts, units=units,
-                            title=f"Monitoring over periods (alerts marked: {len(alerts)})")
+    frame, shown, alerts = over_time(history, period, a.metrics, a.decision.reasons, a.headline_metric,
+                                     AlertPolicy.of(spec.alerts))
+    n_alerts = len({p for v in alerts.values() for p in v})
+    return plot_time_series(
+        frame, [p.column for p in shown], folder / "monitoring_over_time.png", alerts=alerts,
+        labels={p.column: p.label for p in shown}, thresholds={p.column: p.threshold for p in shown},
+        legends={p.column: p.legend for p in shown if p.legend}, extra={p.column: p.extra for p in shown},
+        bands={p.column: p.band for p in shown if p.band}, xlabel="period (month)",
+        threshold_legends={p.column: p.threshold_legend for p in shown},
+        title=f"{spec.name}: monitoring over periods, {n_alerts} with an alert\n"
+              "dashed: practical threshold; red: alert raised by this panel's test")
 
 
 def _period_ms(period: str) -> int:
-    return int(datetime.strptime(period + "-01", "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
+    start = sources.period_bounds(period)[0]  # the first day of a month, ISO week or day
+    return int(datetime(start.year, start.month, start.day, tzinfo=timezone.utc).timestamp() * 1000)
+
+
+def period_run_name(model: str, period: str, alert: bool) -> str:
+    """The period run's name: period first, then the verdict, in the 13 characters the runs table
+    shows of a child run's name (MLflow 3.17 at its default column width).
+
+    >>> period_run_name("price-classifier", "2024-08", True), period_run_name("m", "2024-07", False)
+    ('2024-08 ALERT · price-classifier', '2024-07 ok · m')
+    """
+    return f"{period} {'ALERT' if alert else 'ok'} · {model}"
 
 
 def period_content(spec: RunSpec, plan: Plan, a: Assessment) -> RunContent:
-    """The period run's params, metrics, tags, tables and summary (the alert markdown is added
-    once the run id is known)."""
+    """The period run's params, metrics (under their MLflow names), tags, description, tables and
+    summary (the alert markdown is added once the run id is known)."""
     tags = {"classwatch.kind": "monitor", "classwatch.model": spec.name, "classwatch.period": plan.period,
-            **alert_tags(a.decision)}
+            **alert_tags(a.decision), NOTE: period_note(plan, a)}
     return RunContent(
-        f"{spec.name} {plan.period}",
+        period_run_name(spec.name, plan.period, a.decision.alert),
         params={"period": plan.period, "current_source": plan.current, "reference_source": plan.reference,
                 "labels": json.dumps(plan.labels, default=str), "headline_metric": a.headline_metric,
                 "spec_fingerprint": spec.fingerprint()},
-        metrics=a.metrics, tags=tags, tables=dict(a.tables),
+        metrics=dict(sorted(mlflow_metrics(a.metrics, a.headline_metric).items())), tags=tags, tables=dict(a.tables),
         texts={"monitoring_summary.md": summary_markdown(plan, a, spec.columns.period, spec.alerts)},
         step=sources.period_index(plan.period), timestamp_ms=_period_ms(plan.period))
+
+
+def parent_series(series: dict, headline: str) -> dict:
+    """The parent's time series under their MLflow names, in chart order, without the headline's floor
+    and reference value (constant under one reference window; they stay in the period runs).
+
+    >>> list(parent_series({"n_rows": 5, "f1": 0.8, "f1_floor": 0.7, "alert": 0.0}, "f1"))
+    ['1 headline and alert/alert', '1 headline and alert/f1', '6 counts/rows']
+    """
+    kept = {k: v for k, v in series.items() if k not in (f"{headline}_floor", f"{headline}_reference")}
+    return dict(sorted(mlflow_metrics(kept, headline).items()))
+
+
+def _parent_tags(spec: RunSpec, plan: Plan, history: History, alert: bool) -> dict:
+    verdicts = {p: run.tags.get("classwatch.alert") == "retrain" for p, run in history.periods.items()}
+    verdicts[plan.period] = alert
+    return {NOTE: parent_note(spec.name, plan.reference, verdicts)}
 
 
 @task(name="log-monitoring", **IO)
 def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, history: History) -> Logged:
     """Parent run (model + reference window, created once), the period's run (replacing any earlier
-    run of the period), the parent's time series and over-time plot: FINISHED only when all is logged.
+    run of the period), the parent's time series, description and over-time plot: FINISHED only
+    when all is logged.
 
     The plot is drawn from ``history`` (the periods logged before, found by
     :func:`tasks.monitor.logged_period`) and this period's metrics: nothing is read back.
@@ -88,8 +185,10 @@ def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, his
             text = content.texts["alert.md"] = alert_markdown(spec.name, plan.period, a.decision, run_id,
                                                                store.tracking_uri)
         store.write(run_id, content)
-        store.log_batches(parent_id, a.series, step=content.step, timestamp_ms=content.timestamp_ms)
+        store.log_batches(parent_id, parent_series(a.series, a.headline_metric),
+                          tags=_parent_tags(spec, plan, history, a.decision.alert),
+                          step=content.step, timestamp_ms=content.timestamp_ms)
         with tempfile.TemporaryDirectory(prefix="classwatch-plot-") as tmp:
-            plot = _plot(history, plan.period, a.metrics, a.headline_metric, Path(tmp))
+            plot = _plot(spec, history, plan.period, a, Path(tmp))
             store.log_artifacts(parent_id, files={plot.name: plot})
     return Logged(run_id, parent_id, store.experiment_id(), text)

@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
-import numpy as np
-import polars as pl
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-import metrics_core as mc
 from metrics_core import monitoring as mon
 from metrics_core.contract import Layout
-from metrics_core.monitoring import DEFAULT_HEADLINE
 from tasks import IO
 from tasks.alerts import reasons_from_tags
 from tasks.config import sources
 from tasks.config.spec import RunSpec, fingerprint
+from tasks.metric_names import semantic_metrics
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
-__all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period",
+__all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
            "Logged", "bins_of", "logged_period", "plan_period", "summarise", "assess", "open_store"]
 
 #: Metrics of a period that make up the parent's time series (key prefixes; plus the headline metric).
@@ -57,20 +54,43 @@ def run_keys(spec: RunSpec, period: str) -> tuple[str, str]:
 
 
 def resolve_period(period: str, now: datetime | None = None) -> str:
-    """``YYYY-MM`` as given, or ``"previous"`` (or ``""``): the month before the flow run's scheduled start
-    (what a monthly schedule passes), else before ``now`` (UTC).
+    """A period as given (``YYYY-MM``, ``YYYY-Www``, ``YYYY-MM-DD``), or the one before the flow run's
+    scheduled start (else before ``now``, UTC): ``"previous"`` (or ``""``) the month before (what a
+    monthly schedule passes), ``"previous-week"`` the ISO week before, ``"previous-day"`` the day before.
 
-    >>> resolve_period("previous", datetime(2026, 1, 2, tzinfo=timezone.utc))
-    '2025-12'
+    >>> now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    >>> resolve_period("previous", now), resolve_period("previous-week", now), resolve_period("previous-day", now)
+    ('2025-12', '2025-W52', '2026-01-01')
     """
-    if period not in ("", "previous"):
+    if period not in ("", "previous", "previous-week", "previous-day"):
         return sources.check_period(period)
     if now is None:
         from prefect.runtime import flow_run
 
         now = flow_run.scheduled_start_time or datetime.now(timezone.utc)
+    if period == "previous-week":
+        y, w, _ = (now - timedelta(days=7)).isocalendar()
+        return f"{y}-W{w:02d}"
+    if period == "previous-day":
+        return (now - timedelta(days=1)).strftime("%Y-%m-%d")
     y, m = now.year, now.month - 1
     return f"{y - 1}-12" if m == 0 else f"{y}-{m:02d}"
+
+
+def scheduled_period(cron: str) -> str:
+    """The ``period`` a schedule passes, matched to its cron: daily (day of month and of week both
+    ``*``) -> ``"previous-day"``, weekly (day of week set) -> ``"previous-week"``, else the month.
+
+    >>> scheduled_period("0 6 2 * *"), scheduled_period("0 6 * * 1"), scheduled_period("30 5 * * *")
+    ('previous', 'previous-week', 'previous-day')
+    """
+    fields = cron.split()
+    if len(fields) != 5:
+        raise ValueError(f"cron: expected 5 fields (minute hour day-of-month month day-of-week), got {cron!r}.")
+    dom, dow = fields[2], fields[4]
+    if dom == "*":
+        return "previous-day" if dow == "*" else "previous-week"
+    return "previous"
 
 
 @dataclass(frozen=True)
@@ -111,7 +131,7 @@ class PeriodResult:
         tags = run.tags
         return cls(spec.name, period, store.tracking_uri, store.experiment, run.experiment_id, run.run_id,
                    tags.get("mlflow.parentRunId"), False, tags.get("classwatch.alert") == "retrain",
-                   reasons_from_tags(tags), dict(run.metrics))
+                   reasons_from_tags(tags), semantic_metrics(run.metrics))
 
     @classmethod
     def from_assessment(cls, spec: RunSpec, store: MlflowStore, period: str, logged: Logged, a: "Assessment",
@@ -191,12 +211,16 @@ def plan_period(spec: RunSpec, period: str) -> Plan:
 
 
 @task(name="summarise", **IO)
-def summarise(spec: RunSpec, source: str, layout: Layout, row_filter=None) -> mon.PeriodStats:
-    """One pass over ``source``: the mergeable monitoring statistics (metrics_core.monitoring)."""
+def summarise(spec: RunSpec, source: str, layout: Layout, row_filter=None, current: bool = False) -> mon.PeriodStats:
+    """One pass over ``source``: the mergeable monitoring statistics (metrics_core.monitoring).
+
+    For the ``current`` period with the spec's ``classes: open`` (the default), rows of a class
+    outside the class list are counted and left out; the reference always keeps the list closed.
+    """
     return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), label=layout.label,
                            prediction=layout.prediction, scores=layout.scores, price=layout.price,
                            weight=layout.weight, threshold=spec.threshold, filter=row_filter,
-                           batch_rows=spec.monitor.batch_size)
+                           batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open")
 
 
 @dataclass(frozen=True)
@@ -208,113 +232,15 @@ class Assessment:
     series: dict
     tables: dict
     headline_metric: str
-
-
-def _report(spec: RunSpec, stats: mon.PeriodStats):
-    if stats.performance is None:
-        return None
-    from_stats = mc.binary_from_stats if spec.task == "binary" else mc.multiclass_from_stats
-    return from_stats(stats.performance, **spec.report_options())
-
-
-def _headline(spec: RunSpec, metric: str, ref_report, cur_report) -> mon.Headline | None:
-    """The headline metric of the period (value, interval) and of the reference; None without labels."""
-    if cur_report is None:
-        return None
-    if metric not in cur_report.metrics:
-        raise ValueError(f"headline_metric: {metric!r} is not a metric of the {spec.task} report; "
-                         f"choose one of {sorted(cur_report.metrics)[:30]}.")
-    ref_value = ref_report.metrics.get(metric) if ref_report is not None else None
-    return mon.Headline(metric, cur_report.metrics[metric], cur_report.intervals.get(metric), ref_value)
-
-
-def _headline_metrics(headline: mon.Headline | None, floor: float | None) -> dict:
-    if headline is None:
-        return {}
-    m = headline.metric
-    out = {m: headline.value}
-    if headline.interval is not None:
-        out[f"{m}_ci_low"], out[f"{m}_ci_high"] = headline.interval
-    if floor is not None:
-        out[f"{m}_floor"] = floor
-    if headline.reference is not None:
-        out[f"{m}_reference"] = headline.reference
-    return out
-
-
-def _test_metrics(tests: dict) -> dict:
-    """Per test: the watched value (prevalence, PSI, score shift, median price and its shift)."""
-    out = {}
-    for key, t in tests.items():
-        if key.kind.startswith("prevalence"):
-            out[f"{key.kind}/{key.cls}"] = t.details["p_current"]
-        elif key.kind.startswith("class_mix"):
-            out[f"psi_{key.kind}"] = t.effect_size
-        elif key.kind == "score":
-            out[f"score_wasserstein/{key.cls}"] = t.effect_size
-            out[f"score_psi/{key.cls}"] = t.details["psi"]
-        elif key.kind == "price":
-            out[f"price_median/{key.cls}"] = t.details["median_current"]
-            out[f"price_shift/{key.cls}"] = t.effect_size
-
-    def worst(*kinds: str) -> float:
-        vals = [abs(t.effect_size) for k, t in tests.items() if k.kind in kinds and np.isfinite(t.effect_size)]
-        return max(vals) if vals else float("nan")
-
-    out.update({"max_abs_prevalence_change_pred": worst("prevalence_pred"),
-                "max_abs_prevalence_change_label": worst("prevalence_label"),
-                "max_score_wasserstein": worst("score"), "max_abs_price_shift": worst("price")})
-    return out
-
-
-def _per_class(ref: mon.PeriodStats, cur: mon.PeriodStats, tests: dict) -> pl.DataFrame:
-    rows = []
-    share = cur.weight_by_pred / cur.weight_by_pred.sum() if cur.weight_by_pred is not None \
-        and cur.weight_by_pred.sum() > 0 else np.full(cur.labels.size, np.nan)
-    for j, name in enumerate(ref.class_names()):
-        score = tests.get(mon.TestKey("score", name))
-        price = tests.get(mon.TestKey("price", name))
-        rows.append({
-            "class": name,
-            "prevalence_label_reference": float(ref.prevalence("label")[j]),
-            "prevalence_label_current": float(cur.prevalence("label")[j]),
-            "prevalence_pred_reference": float(ref.prevalence("pred")[j]),
-            "prevalence_pred_current": float(cur.prevalence("pred")[j]),
-            "score_mean_reference": score.details["mean_reference"] if score else np.nan,
-            "score_mean_current": score.details["mean_current"] if score else np.nan,
-            "score_wasserstein": score.effect_size if score else np.nan,
-            "score_psi": score.details["psi"] if score else np.nan,
-            "price_median_reference": price.details["median_reference"] if price else np.nan,
-            "price_median_current": price.details["median_current"] if price else np.nan,
-            "price_shift": price.effect_size if price else np.nan,
-            "expenditure_share_current": float(share[j]),
-        })
-    return pl.DataFrame(rows)
+    result: mon.PeriodAssessment | None = None
 
 
 @task(name="assess-period", cache_policy=NO_CACHE)
 def assess(spec: RunSpec, reference: mon.PeriodStats, current: mon.PeriodStats) -> Assessment:
-    """Tests, headline and alert decision of a period (metrics_core.monitoring), plus what to log."""
-    tests = mon.compare(reference, current)
-    metric = spec.headline_metric or DEFAULT_HEADLINE
-    cur_report = _report(spec, current)
-    headline = _headline(spec, metric, _report(spec, reference), cur_report)
-    policy = mon.AlertPolicy.of(spec.alerts)
-    decision = mon.decide_alert(tests, policy, headline)
-    metrics: dict = {"n_rows": current.n_rows, "n_rows_reference": reference.n_rows}
-    if cur_report is not None:
-        metrics.update({f"perf/{k}": v for k, v in cur_report.metrics.items()})
-    metrics.update(_headline_metrics(headline, policy.floor(headline.reference) if headline else None))
-    metrics.update({f"p_adj/{name}": p for name, p in zip(decision.table["name"], decision.table["p_adjusted"])})
-    metrics.update(_test_metrics(tests))
-    metrics.update({"n_tests": decision.table.height, "n_alert_reasons": len(decision.reasons),
-                    "alert": float(decision.alert)})
-    metrics = {safe_key(k): v for k, v in metrics.items()}
-    series = {k: v for k, v in metrics.items() if k.startswith((*SERIES, metric))}
-    tables = {"drift_table.json": decision.table, "per_class_monitoring.json": _per_class(reference, current, tests)}
-    impact = mon.price_impact_binned(current, policy.alpha)
-    if impact is not None:
-        tables["price_impact.json"] = impact
-    if cur_report is not None and cur_report.per_class is not None:
-        tables["per_class_performance.json"] = cur_report.per_class
-    return Assessment(decision, metrics, series, tables, metric)
+    """Tests, headline and alert decision of a period (:func:`metrics_core.monitoring.assess_stats`),
+    with the metric keys made safe for MLflow and the parent's series picked out."""
+    a = mon.assess_stats(reference, current, spec.alerts, headline_metric=spec.headline_metric,
+                         report_options=spec.report_options())
+    metrics = {safe_key(k): v for k, v in a.metrics.items()}
+    series = {k: v for k, v in metrics.items() if k.startswith((*SERIES, a.headline_metric))}
+    return Assessment(a.decision, metrics, series, dict(a.tables), a.headline_metric, a)

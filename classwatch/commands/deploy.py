@@ -1,4 +1,4 @@
-"""The deployment commands of ``classwatch``: serve, notify-trained, alerts setup, server."""
+"""The deployment commands of ``classwatch``: serve, notify-trained, alerts setup, hooks setup, server."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ alerts_app = typer.Typer(
 )
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 1) -> None:
+    """``Error: message`` on stderr and exit ``code`` (docs/cli.md: 1 failure, 2 bad input)."""
     typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=1)
+    raise typer.Exit(code=code)
 
 
 def serve(
@@ -32,6 +33,10 @@ def serve(
         None, help="Default run-spec YAML for evaluate_model (an event may name its own)."
     ),
     limit: int = typer.Option(1, help="How many flow runs may run at the same time in this process."),
+    webhook_port: Optional[int] = typer.Option(
+        None, envvar="CLASSWATCH_WEBHOOK_PORT",
+        help="Port on 127.0.0.1 for MLflow registry webhooks (see `classwatch hooks setup`); default 4210, 0 = off.",
+    ),
 ) -> None:
     """Serve the classwatch deployments from this process, until Ctrl-C.
 
@@ -42,8 +47,11 @@ def serve(
     from deployments.serve import serve_deployments
 
     try:
-        serve_deployments(cron=cron, timezone=timezone, spec=spec, evaluate_spec=evaluate_spec, limit=limit)
-    except (ValueError, RuntimeError, FileNotFoundError) as exc:
+        serve_deployments(cron=cron, timezone=timezone, spec=spec, evaluate_spec=evaluate_spec, limit=limit,
+                          webhook_port=webhook_port)
+    except (ValueError, FileNotFoundError) as exc:  # bad input: a bad spec or schedule, no such spec file
+        _fail(str(exc), code=2)
+    except RuntimeError as exc:
         _fail(str(exc))
 
 
@@ -62,7 +70,9 @@ def notify_trained(
 
     try:
         event = emit(model_uri, test_data, model_name, spec=spec)
-    except (ValueError, RuntimeError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError) as exc:  # bad input: exit 2
+        _fail(str(exc), code=2)
+    except RuntimeError as exc:
         _fail(str(exc))
     typer.echo(
         f"Sent classwatch.model.trained for {model_uri} (event {event.id}) to {PREFECT_API_URL.value()}.\n"
@@ -88,7 +98,9 @@ def alerts_setup(
 
     try:
         routing = setup_alert_routing(webhook, block=block, kind=kind, model=model)
-    except (ValueError, RuntimeError) as exc:
+    except ValueError as exc:  # bad options (both or neither of --webhook/--block, an unknown kind or block)
+        _fail(str(exc), code=2)
+    except RuntimeError as exc:
         _fail(str(exc))
     verb = "Created" if routing.created else "Updated"
     typer.echo(
@@ -98,6 +110,53 @@ def alerts_setup(
     )
 
 
+hooks_app = typer.Typer(
+    name="hooks",
+    help="Start evaluations from the MLflow model registry itself (registry webhooks), no line in training code.",
+    no_args_is_help=True,
+)
+
+
+@hooks_app.command("setup")
+def hooks_setup(
+    port: int = typer.Option(4210, envvar="CLASSWATCH_WEBHOOK_PORT",
+                             help="Port of the listener of `classwatch serve` on 127.0.0.1."),
+    url: Optional[str] = typer.Option(None, help="Full listener URL instead (e.g. behind a proxy); overrides --port."),
+    rotate_secret: bool = typer.Option(False, "--rotate-secret", help="Generate a new shared secret."),
+    test: bool = typer.Option(True, "--test/--no-test", help="Ask MLflow to send a test delivery to the listener."),
+) -> None:
+    """Register (or update) the classwatch webhook on the MLflow tracking server in MLFLOW_TRACKING_URI.
+
+    Idempotent: re-running updates the one webhook named classwatch-evaluate, never adds another.
+    The shared secret goes to a 0600 file that `classwatch serve` reads at every delivery.
+    """
+    from deployments.webhooks import MLFLOW_EVENTS, PATH, WEBHOOK_NAME, setup_webhook
+
+    target = url or f"http://127.0.0.1:{port}{PATH}"
+    try:
+        done = setup_webhook(target, rotate_secret=rotate_secret, test=test)
+    except Exception as exc:  # MLflow REST errors (server without webhook settings, unreachable) included
+        _fail(f"could not register the MLflow webhook: {exc}")
+    verb = "Created" if done.created else "Updated"
+    lines = [
+        f"{verb} MLflow webhook {WEBHOOK_NAME} (id {done.webhook_id}) on {done.tracking_uri}",
+        f"  events {', '.join(MLFLOW_EVENTS)} -> {done.url}",
+        f"  secret: {'new' if done.secret_rotated else 'unchanged'}, stored in {done.secret_path} (mode 0600); "
+        "`classwatch serve` reads it there",
+    ]
+    if done.removed_duplicates:
+        lines.append(f"  removed {done.removed_duplicates} duplicate webhook(s) of the same name")
+    if done.test is not None:
+        if done.test.success:
+            lines.append(f"  test delivery: the listener answered {done.test.response_status} (signature verified)")
+        else:
+            why = done.test.error_message or f"HTTP {done.test.response_status} {done.test.response_body}"
+            lines.append(f"  test delivery failed: {why}\n  (is `classwatch serve` running and listening on {done.url}?)")
+    lines.append("Which models and events start an evaluation: `trigger:` in the spec of `classwatch serve` "
+                 "(default: every new version of the spec's model). Train and register as usual.")
+    typer.echo("\n".join(lines))
+
+
 def server(
     host: str = typer.Option("127.0.0.1", help="Interface to bind (127.0.0.1: this machine only)."),
     prefect_port: int = typer.Option(4200, help="Port of the Prefect server (API and UI)."),
@@ -105,6 +164,9 @@ def server(
     store: Path = typer.Option(Path("."), help="Folder of the MLflow store: mlflow.db, mlruns/ and logs/."),
     prefect_home: Optional[Path] = typer.Option(None, help="PREFECT_HOME of the Prefect server (default ~/.prefect)."),
     with_serve: bool = typer.Option(False, "--serve", help="Also run `classwatch serve` against them."),
+    webhook_port: Optional[int] = typer.Option(
+        None, help="With --serve: port on 127.0.0.1 for MLflow registry webhooks (default 4210; 0 = off)."
+    ),
 ) -> None:
     """Start a local Prefect server and MLflow tracking server (SQLite, local artifacts) until Ctrl-C."""
     from deployments.servers import run_local_servers
@@ -112,7 +174,7 @@ def server(
     try:
         run_local_servers(
             host=host, prefect_port=prefect_port, mlflow_port=mlflow_port, store_dir=store,
-            prefect_home=prefect_home, serve=with_serve, echo=typer.echo,
+            prefect_home=prefect_home, serve=with_serve, webhook_port=webhook_port, echo=typer.echo,
         )
     except RuntimeError as exc:
         _fail(str(exc))
@@ -123,4 +185,5 @@ def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
     app.command("notify-trained")(notify_trained)
     app.add_typer(alerts_app, name="alerts")
+    app.add_typer(hooks_app, name="hooks")
     app.command("server")(server)

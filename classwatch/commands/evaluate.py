@@ -6,6 +6,7 @@ import json
 import math
 import resource
 import time
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -16,9 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-import metrics_core as mc
-from metrics_core.contract import Columns, positive_class, resolve_layout
-from metrics_core.dataset import scan_stats, schema_of
+from classwatch.commands.errors import BAD_INPUT, fail
 
 COUNT_KEYS = {"n", "tp", "fp", "fn", "tn", "support", "total_cost"}
 
@@ -116,6 +115,10 @@ def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float 
     one; ``bins`` gives constant-memory binned score statistics, ``progress(rows_done, rows_total)``
     follows the reading.
     """
+    import metrics_core as mc  # here, not at the top: `classwatch --help` and other commands start without it
+    from metrics_core.contract import Columns, positive_class, resolve_layout
+    from metrics_core.dataset import scan_stats, schema_of
+
     columns = Columns(label=label_column, prediction=prediction_column, score=score_column, score_prefix=score_prefix,
                       weight=weight_column)
     schema = schema_of(path)
@@ -180,8 +183,9 @@ def evaluate(
     threshold: Annotated[float, typer.Option(help="Binary: a row is predicted positive when score >= threshold.")]
     = 0.5,
     beta: Annotated[float, typer.Option(help="The beta of F-beta (beta > 1 weights recall more).", min=0.0)] = 1.0,
-    pos_label: Annotated[str | None, typer.Option(help="Binary: the positive class value (default: 1, or True).")]
-    = None,
+    positive_class: Annotated[str | None, typer.Option(help="Binary: the positive class value (default: 1, or "
+                                                         "True).")] = None,
+    pos_label: Annotated[str | None, typer.Option(hidden=True, help="Old name of --positive-class.")] = None,
     level: Annotated[float, typer.Option(help="Confidence level of the intervals.", min=0.5, max=0.999)] = 0.95,
     out_dir: Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside the data).",
                                                  file_okay=False)] = None,
@@ -220,12 +224,14 @@ def evaluate(
 
     Writes NAME_roc.png, NAME_pr.png, NAME_gain.png, NAME_lift.png and
     NAME_confusion.png beside the data (or into --out-dir). Bad input (missing
-    column, NaN score, null label, ...) is reported by column and exits with 2.
+    column, NaN score, null label, ...) is reported by column and exits with 2;
+    other failures exit with 1.
 
     The data is read batch by batch (--batch-rows) into exact mergeable
     statistics, so memory stays bounded at any row count; --runner dask
     spreads the files over Dask workers.
     """
+    pos_label = positive_class if positive_class is not None else pos_label
     console = Console(highlight=False)
     if not console.is_terminal:
         console.width = max(console.width, 120)
@@ -233,7 +239,8 @@ def evaluate(
     path = Path(path)
     try:
         started = time.perf_counter()
-        with _RowProgress(console, f"Reading {path.name}") as progress:
+        with _RowProgress(console, f"Reading {path.name}") as progress, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # metrics_core's warnings, shown plainly below the table
             report = build_report(path, task, threshold=threshold, beta=beta, pos_label=pos_label, level=level,
                                   label_column=label_column, score_column=score_column, score_prefix=score_prefix,
                                   prediction_column=prediction_column, weight_column=weight_column,
@@ -246,12 +253,16 @@ def evaluate(
             table = metric_table(report, level)
     except ValueError as exc:  # the input contract's message, as it is
         errors.print(f"[bold red]Error:[/] [red]{escape(str(exc))}[/]", soft_wrap=True)
-        raise typer.Exit(code=2) from None
+        raise typer.Exit(code=BAD_INPUT) from None
+    except Exception as exc:  # noqa: BLE001 - a failure that is not the input's (memory, a Dask cluster)
+        fail(exc)
     weighted = f", weighted by {weight_column!r}" if weight_column else ""
     details = f"threshold {threshold:g}, " if task is Task.binary else ""
     console.print(f"[bold]{path}[/]: {task.value}, {report.stats.n_rows:,} rows{weighted}; "
                   f"{details}beta {beta:g}; {level:.0%} intervals")
     console.print(table)
+    for message in dict.fromkeys(str(w.message) for w in caught):  # undefined metrics, reversed scores
+        errors.print(f"[yellow]Warning:[/] {escape(message)}", soft_wrap=True)
     if json_out is not None:
         console.print(f"JSON: {json_out} ({seconds:.1f} s, peak RSS {_peak_rss() / 2**20:,.0f} MiB)")
     if report.per_class is not None:

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,7 +16,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from classwatch.commands.errors import BAD_INPUT, FAILED, debug, exit_code, fail, message, quiet_prefect
+
 console = Console(highlight=False)
+
+#: The run spec ``monitor`` (and ``serve``) use when no --spec is given.
+DEFAULT_SPEC = "classwatch.yaml"
 
 SPEC_HELP = ("Run-spec YAML: data sources (reference, current with {period}), column map, alert policy. "
              "`classwatch monitor --example-spec` prints a commented example.")
@@ -29,7 +35,22 @@ def _progress() -> Progress:
 def _ui_hint(tracking_uri: str) -> str:
     if tracking_uri.startswith(("http://", "https://")):
         return f"open {tracking_uri} in a browser"
-    return f"classwatch ui --tracking-uri {tracking_uri}" if tracking_uri != _default_uri() else "classwatch ui"
+    if tracking_uri != _default_uri():
+        return f"{_classwatch()} ui --tracking-uri {tracking_uri}"
+    make = Path("Makefile").is_file() and "\nui:" in Path("Makefile").read_text(errors="replace")
+    return f"make ui (or {_classwatch()} ui)" if make else f"{_classwatch()} ui"
+
+
+def _classwatch() -> str:
+    """How to call classwatch from here: ``classwatch`` when it is on PATH, else its path (e.g.
+    ``.venv/bin/classwatch`` after ``make demo``, which does not activate the virtual environment)."""
+    exe = Path(sys.executable).parent / "classwatch"
+    if shutil.which("classwatch") == str(exe) or not exe.exists():
+        return "classwatch"
+    try:
+        return str(exe.relative_to(Path.cwd()))
+    except ValueError:
+        return str(exe)
 
 
 def _default_uri() -> str:
@@ -39,8 +60,8 @@ def _default_uri() -> str:
 
 
 def _fail(exc: Exception) -> None:
-    console.print(f"[red]Error:[/red] {exc}")
-    raise typer.Exit(code=1)
+    """``Error: ...`` and exit 1 (demo, ui: failures that are not the input's; see errors.fail for the rest)."""
+    fail(exc, code=FAILED)
 
 
 def alert_table(periods: list, title: str = "Retraining alerts per period") -> Table:
@@ -56,6 +77,20 @@ def alert_table(periods: list, title: str = "Retraining alerts per period") -> T
                       "[bold red]RETRAIN[/bold red]" if p.alert else "none",
                       f"{first} ({len(p.reasons)})" if p.reasons else "")
     return table
+
+
+def estimated_line(periods: list, metric: str = "balanced_accuracy") -> str:
+    """The headline estimated from calibrated scores for the periods without labels (docs/label-lag.md)."""
+    parts = []
+    for p in periods:
+        key = f"estimated/{metric}"
+        if not p.labelled and key in p.metrics:
+            m = p.metrics
+            parts.append(f"{p.period} {m[key]:.3f} [{m.get(key + '_ci_low', float('nan')):.3f}, "
+                         f"{m.get(key + '_ci_high', float('nan')):.3f}]")
+    if not parts:
+        return ""
+    return f"Estimated {metric} without labels (95% interval, from calibrated scores): {'; '.join(parts)}."
 
 
 def demo(
@@ -103,25 +138,67 @@ def demo(
                   f"{int(cmp['metrics'].get('n_rejected', 0))} of {len(cmp.get('tests', []))} corrected tests reject.")
     shifted = [p.period for p in result.periods if p.alert]
     console.print(f"Alerts in {len(shifted)} of {len(result.periods)} months: {', '.join(shifted) or 'none'}.")
+    console.print(estimated_line(result.periods))
     console.print(f"\n[bold]Logged[/bold] to MLflow {result.tracking_uri}, experiment 'classwatch-demo': 2 training "
                   "runs with registered models, 1 evaluation run (metrics, intervals, curves, ISO report), a "
                   "monitoring parent run with 12 period runs, 1 comparison run.")
     console.print(f"Data and spec: {result.out_dir} (re-run a month: classwatch monitor --spec "
                   f"{result.out_dir / 'spec.yaml'} --period 2024-09 --force)")
     console.print(f"Plots copied to {result.out_dir / 'plots'}: {', '.join(p.name for p in result.plots)}")
-    console.print(f"Look at it: [bold]{_ui_hint(result.tracking_uri)}[/bold] (MLflow UI on http://127.0.0.1:5000).")
+    console.print(f"Look at it: [bold]{_ui_hint(result.tracking_uri)}[/bold] (MLflow UI on http://127.0.0.1:5000; "
+                  "it prints the link to each experiment's runs table).")
     console.print(f"Demo finished in {time.perf_counter() - start:.0f} s.")
 
 
+def _print_example_spec(value: bool) -> None:
+    if value:
+        from tasks.config.spec import example_yaml
+
+        typer.echo(example_yaml(), nl=False)  # machine output: plain, never wrapped (valid YAML when redirected)
+        raise typer.Exit()
+
+
+def default_spec(spec: Path | None) -> Path:
+    """The run spec of ``monitor``: ``--spec``, else ``classwatch.yaml`` in the current folder (as ``serve``)."""
+    if spec is not None:
+        return spec
+    here = Path.cwd() / DEFAULT_SPEC
+    if here.is_file():
+        return here
+    fail(ValueError(f"no run spec: pass --spec SPEC.yaml or put {DEFAULT_SPEC} in this folder ({Path.cwd()}). "
+                    "`classwatch monitor --example-spec > spec.yaml` writes a commented example."))
+
+
+def _monitor_periods(flow, run_spec, periods: list[str], force: bool) -> tuple[list, list]:
+    """Run every period (a failure does not stop the others): (results, [(period, exception)])."""
+    from flows import runners
+
+    done, failed = [], []
+    with runners.api_for(run_spec.task_runner), runners.in_process_runs(), quiet_prefect(), _progress() as progress:
+        job = progress.add_task("Monitoring", total=len(periods))
+        for p in periods:
+            progress.update(job, description=f"monitor_period {p}")
+            try:
+                done.append(flow(run_spec, p, force=force))
+            except Exception as exc:  # noqa: BLE001 - reported per period in the summary
+                if debug():
+                    traceback.print_exception(exc)
+                failed.append((p, exc))
+            progress.advance(job)
+    return done, failed
+
+
 def monitor(
-    spec: Annotated[Optional[Path], typer.Option(help=SPEC_HELP, exists=True, dir_okay=False)] = None,
-    period: Annotated[Optional[list[str]], typer.Option(help="Month to monitor, YYYY-MM; repeat for several, "
-                                                        "or 'previous' for last month.")] = None,
+    period: Annotated[list[str], typer.Option(metavar="YYYY-MM", show_default=False,
+                                              help="Month to monitor; repeat for several, or 'previous' for last "
+                                              "month.")],
+    spec: Annotated[Optional[Path], typer.Option(help=SPEC_HELP + " Default: classwatch.yaml in this folder.",
+                                                 exists=True, dir_okay=False, show_default=False)] = None,
     current: Annotated[Optional[str], typer.Option(help="Override data.current of the spec (may contain "
                                                    "{period}).")] = None,
     force: Annotated[bool, typer.Option(help="Recompute and re-log a period that is already logged.")] = False,
-    example_spec: Annotated[bool, typer.Option("--example-spec", help="Print a commented run spec and exit.")]
-    = False,
+    example_spec: Annotated[bool, typer.Option("--example-spec", help="Print a commented run spec and exit.",
+                                               is_eager=True, callback=_print_example_spec)] = False,
 ) -> None:
     """Monitor monthly deliveries against the reference window and raise retraining alerts.
 
@@ -130,49 +207,51 @@ def monitor(
     period alerts when a corrected test rejects AND its effect passes the spec's practical
     threshold, or when the headline metric's lower bound drops under its floor. Each period is
     one MLflow run (under a parent run per model and reference), logged once: re-running a
-    period reuses its run unless --force.
+    period reuses its run unless --force. A period that fails does not stop the others; the
+    summary says what was logged and what failed (exit code 2 for bad input, 1 otherwise).
 
     Example: classwatch monitor --spec spec.yaml --period 2024-08 --period 2024-09
     """
-    from tasks.config.spec import example_yaml
-
-    if example_spec:
-        console.print(example_yaml(), markup=False)
-        return
-    if spec is None or not period:
-        _fail(ValueError("pass --spec SPEC.yaml and at least one --period YYYY-MM (see --help)."))
+    spec = default_spec(spec)
     from flows import runners
     from flows.monitor_period import monitor_period
-    from tasks.alerts import EVENT
     from tasks.config.spec import load_spec
 
     try:
         run_spec = load_spec(spec, data={"current": current})  # once: the flow takes the loaded spec
         runner = runners.task_runner(run_spec.task_runner)
     except Exception as exc:  # noqa: BLE001
-        _fail(exc)
-    flow = monitor_period.with_options(task_runner=runner)
-    done = []
-    with runners.api_for(run_spec.task_runner), runners.in_process_runs(), _progress() as progress:
-        job = progress.add_task("Monitoring", total=len(period))
-        for p in period:
-            progress.update(job, description=f"monitor_period {p}")
-            try:
-                done.append(flow(run_spec, p, force=force))
-            except Exception as exc:  # noqa: BLE001
-                progress.stop()
-                _fail(exc)
-            progress.advance(job)
-    console.print(alert_table(done))
-    for d in done:
-        if d.alert and d.reasons:
-            console.print(f"[bold]{d.period}[/bold]: " + "; ".join(r.text for r in d.reasons))
-    first = done[0]
-    reused = sum(not d.created for d in done)
-    console.print(f"\nLogged to MLflow {first.tracking_uri}, experiment {first.experiment!r}: "
-                  f"{len(done) - reused} new period run(s), {reused} already logged (use --force to redo). "
-                  f"Alerts went to Prefect as {EVENT} events.")
-    console.print(f"Look at it: [bold]{_ui_hint(first.tracking_uri)}[/bold]")
+        fail(exc)
+    done, failed = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, period, force)
+    _summary(done, failed)
+    if failed:  # 2 when every failure was bad input, else 1
+        raise typer.Exit(code=BAD_INPUT if all(exit_code(exc) == BAD_INPUT for _, exc in failed) else FAILED)
+
+
+def _summary(done: list, failed: list) -> None:
+    """The alert table and where the runs went, then each failed period with its message."""
+    from tasks.alerts import EVENT
+
+    if done:
+        console.print(alert_table(done))
+        for d in done:
+            if d.alert and d.reasons:
+                console.print(f"[bold]{d.period}[/bold]: " + "; ".join(r.text for r in d.reasons))
+        unlabelled = [d.period for d in done if not d.labelled]
+        if unlabelled:
+            console.print(f"Without labels (performance not measured): {', '.join(unlabelled)}.")
+        first = done[0]
+        reused = sum(not d.created for d in done)
+        console.print(f"\nLogged to MLflow {first.tracking_uri}, experiment {first.experiment!r}: "
+                      f"{len(done) - reused} new period run(s), {reused} already logged (use --force to redo): "
+                      f"{', '.join(d.period for d in done)}. Alerts went to Prefect as {EVENT} events.")
+        console.print(f"Look at it: [bold]{_ui_hint(first.tracking_uri)}[/bold]")
+    for p, exc in failed:
+        typer.secho(f"Error: {p}: {message(exc)}", fg=typer.colors.RED, err=True)
+    if failed:
+        logged = ", ".join(d.period for d in done) or "none"
+        typer.secho(f"{len(failed)} of {len(failed) + len(done)} period(s) failed and logged nothing "
+                    f"({', '.join(p for p, _ in failed)}); logged: {logged}.", err=True)
 
 
 def compare(
@@ -192,11 +271,11 @@ def compare(
     from flows.compare_models import compare_models
     from flows.runners import in_process_runs
 
-    with console.status(f"compare_models: {len(model_uri)} models"), in_process_runs():
+    with console.status(f"compare_models: {len(model_uri)} models"), in_process_runs(), quiet_prefect():
         try:
             out = compare_models(str(spec) if spec else None, list(model_uri), test_data=test_data, force=force)
         except Exception as exc:  # noqa: BLE001
-            _fail(exc)
+            fail(exc)
     table = Table(title=f"Model comparison on {out['metric']} (p-values corrected together)")
     for col in ("model a", "model b", "test", "effect", "p adjusted", "reject"):
         table.add_column(col)
@@ -242,10 +321,11 @@ def recommend(
                                      reference=reference, positive_class=pos if task == "binary" else None)
         rec = st.recommend(task)
     except Exception as exc:  # noqa: BLE001
-        _fail(exc)
+        fail(exc)
     table = Table(title=f"ONS recommendation ({task}, table column '{rec.column}')", show_header=False)
     for k, v in (("headline metric", rec.metric), ("plot in", f"{rec.space} space"),
-                 ("averaging", rec.averaging or "n/a"), ("prevalence weights", "yes" if rec.weight_by_prevalence else "no"),
+                 ("averaging", rec.averaging or "n/a"),
+                 ("prevalence weights", "yes" if rec.weight_by_prevalence else "no"),
                  ("beta", rec.beta_advice), ("why", rec.reason),
                  ("alternatives", ", ".join(f"{o.metric} ({o.space}): {o.when}" for o in rec.alternatives) or "none")):
         table.add_row(k, v)
@@ -274,14 +354,62 @@ def ui(
     if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///"):]).exists():
         _fail(ValueError(f"no MLflow store at {uri}: run `classwatch demo` (or a flow) here first, or pass "
                          "--tracking-uri."))
+    _run_ui(uri, host, port)
+
+
+def experiment_links(uri: str, base: str) -> list[tuple[str, str]]:
+    """(name, link) of each experiment of the store: its runs table in the classic "Model training"
+    view (MLflow 3.17's UI opens its GenAI view unless the link asks for this one); [] if unreadable."""
+    try:
+        from tasks.store.mlflow import client
+
+        exps = client(uri).search_experiments(max_results=50)
+    except Exception:  # noqa: BLE001 - the links are a convenience; the UI itself reports store errors
+        return []
+    return [(e.name, f"{base}/#/experiments/{e.experiment_id}/runs?workflowType=machine_learning")
+            for e in exps if e.name != "Default" or e.experiment_id != "0"]
+
+
+def _port_busy(host: str, port: int) -> str:
+    return (f"port {port} on {host} is already in use (another MLflow UI or server?): pick a free one with "
+            f"--port, e.g. `classwatch ui --port {port + 1}`, or stop what uses it.")
+
+
+def _run_ui(uri: str, host: str, port: int) -> None:
+    """Run ``mlflow ui`` in its own session until Ctrl-C, SIGTERM or SIGHUP, which stop it and its
+    workers (exit 0); a busy port, or a server that stops by itself, is an error (exit 1)."""
+    import signal
+
+    from deployments.servers import port_in_use, stop_process
+
+    reach = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    if port_in_use(reach, port):
+        fail(_port_busy(host, port), code=FAILED)
     mlflow_bin = shutil.which("mlflow", path=str(Path(sys.executable).parent)) or "mlflow"
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     cmd = [mlflow_bin, "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port), "--workers", "1"]
     console.print(f"MLflow UI for {uri} on http://{host}:{port} (starting takes ~15 s; Ctrl-C stops it)")
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    child = None
     try:
-        subprocess.run(cmd, env=env, check=False)
+        child = subprocess.Popen(cmd, env=env, start_new_session=True)  # its own group: stopped as a whole
+        for name, link in experiment_links(uri, f"http://{reach}:{port}"):  # while the server starts
+            console.print(f"  {name}: {link}", soft_wrap=True)
+        code = child.wait()
     except KeyboardInterrupt:
-        pass
+        return
+    finally:
+        if child is not None:
+            stop_process(child, timeout=10)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    # the server never stops by itself (uvicorn even exits 0 when it cannot bind): always an error
+    fail(_port_busy(host, port) if port_in_use(reach, port) else
+         f"the MLflow UI stopped by itself with exit code {code} (its messages are above).", code=FAILED)
 
 
 def register(app: typer.Typer) -> None:

@@ -196,7 +196,8 @@ def export_plots(plot_dir: Path, tracking_uri: str, result: DemoResult) -> list[
         for art in c.list_artifacts(run_id):
             if art.path.endswith(".png"):
                 local = Path(c.download_artifacts(run_id, art.path, str(plot_dir)))
-                target = plot_dir / f"{prefix}_{Path(art.path).name}"
+                name = Path(art.path).name
+                target = plot_dir / (name if name.startswith(f"{prefix}_") else f"{prefix}_{name}")
                 shutil.move(str(local), target)
                 out.append(target)
     return out

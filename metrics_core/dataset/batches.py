@@ -103,7 +103,10 @@ def total_rows(ds: pads.Dataset, filter=None, parts: Sequence[Part] | None = Non
             continue
         if not isinstance(frag, pads.ParquetFileFragment):
             return None
-        total += frag.metadata.num_rows
+        try:
+            total += frag.metadata.num_rows
+        except (pa.ArrowException, OSError) as exc:  # a truncated or corrupt file among the others
+            raise InputError(f"{frag.path}: cannot be read: {exc}") from None
     return total
 
 

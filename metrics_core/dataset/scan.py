@@ -12,7 +12,7 @@ import pyarrow.dataset as pads
 
 from metrics_core import _validate as v
 from metrics_core.contract import (Columns, Layout, binary_classes, check_batch, check_class_list, class_indices,
-                                   predicted_class, resolve_layout, same_kind, score_column_classes)
+                                   predicted_class, resolve_layout, same_kind, score_column_classes, score_sums_off)
 from metrics_core.counts import ScoreCounts, fold_negative_runs
 from metrics_core.dataset.batches import Part, batches_with_rows, file_error, iter_batches, no_rows_error, total_rows
 from metrics_core.dataset.formats import open_dataset, where
@@ -74,8 +74,11 @@ def class_labels(source, columns: Columns = Columns(), *, filter=None, batch_row
         with_prediction = columns.prediction in ds.schema.names
     if with_prediction and same_kind(ds.schema.field(columns.prediction).type, ds.schema.field(columns.label).type):
         cols.append(columns.prediction)
+    weight = columns.weight if columns.weight in ds.schema.names else None
     seen: set = set()
-    for _, batch in iter_batches(ds, cols, filter=filter, batch_rows=batch_rows, parts=parts):
+    for _, batch in iter_batches(ds, cols + ([weight] if weight else []), filter=filter, batch_rows=batch_rows,
+                                 parts=parts):
+        batch = _weighted(batch, weight)
         for c in cols:
             seen.update(pc.unique(batch.column(c)).drop_null().to_pylist())
     if with_scores:
@@ -274,6 +277,8 @@ def _update(plan: _Plan, batch: pa.RecordBatch, path, first_row: int) -> BinaryS
                             pos_label=plan.pos_label, sample_weight=w, bins=plan.bins, twin_weight=tw)
     ys = np.column_stack([batch.column(c).to_numpy(zero_copy_only=False) for c in lay.scores]) \
         if lay.scores else None
+    if ys is not None and ys.shape[1] > 1 and score_sums_off(ys.sum(axis=1)).any():
+        raise InputError("per-class scores that do not sum to 1")  # restated by the contract (_explain)
     if plan.confusion_only and yp is None and ys is not None:
         yp, ys = plan.class_list[predicted_class(v.check_scores(ys), "multiclass")], None
     return multiclass_stats(y, yp, y_score=ys, labels=plan.class_list, sample_weight=w, bins=plan.bins,
@@ -289,9 +294,17 @@ def _explain(exc: InputError, plan: _Plan, ds, path, batch, first_row: int, filt
     return InputError(f"{path} (rows {first_row}-{first_row + batch.num_rows - 1} of the file): {exc}")
 
 
+def _weighted(batch: pa.RecordBatch, weight: str | None) -> pa.RecordBatch:
+    """The rows of positive weight (a row of weight 0 is an absent row, as in memory)."""
+    if weight is None:
+        return batch
+    return batch.filter(pc.fill_null(pc.greater(batch.column(weight), 0), True))
+
+
 def _seen_labels(plan: _Plan, batch: pa.RecordBatch, seen: set, path) -> None:
-    """Add a binary batch's class values to ``seen``; more than two over the scan is an error."""
+    """Add a binary batch's class values (rows of positive weight) to ``seen``; more than two is an error."""
     lay = plan.layout
+    batch = _weighted(batch, lay.weight)
     y = batch.column(lay.label)
     seen.update(pc.unique(y).to_pylist())
     if lay.prediction and same_kind(y.type, batch.column(lay.prediction).type):

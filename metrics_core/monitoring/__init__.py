@@ -9,15 +9,19 @@ partitions merge by addition and a 1M-row period is read once (:func:`scan_perio
 :class:`TestKey`; :func:`decide_alert` (:mod:`.decision`) corrects their p-values together and
 raises the alert, with typed :class:`Reason` records, when a rejected test's effect passes its
 practical threshold or when the headline metric's lower interval bound is under its floor, all
-as set by one :class:`AlertPolicy` (:mod:`.policy`).
+as set by one :class:`AlertPolicy` (:mod:`.policy`). :func:`assess_period` (:mod:`.assess`) does it all
+on in-memory tables (a notebook) and returns the :class:`PeriodAssessment` the flow logs.
 """
 
-from metrics_core.monitoring.decision import Alert, Headline, HeadlineCheck, Reason, decide_alert, headline_check
+from metrics_core.monitoring.decision import (POWER, VERDICTS, Alert, Headline, HeadlineCheck, Reason, decide_alert,
+                                              headline_check, headline_test)
 from metrics_core.monitoring.period import MAX_CELL_CLASSES, Bins, PeriodStats, binned, class_name, update
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, KINDS, POLICY, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
 from metrics_core.monitoring.tests import MIN_PRICE_ROWS, TestKey, compare, price_impact_binned
+from metrics_core.monitoring.assess import PeriodAssessment, assess_period, assess_stats
 
 __all__ = ["AlertPolicy", "POLICY", "DEFAULT_HEADLINE", "KINDS", "Bins", "PeriodStats", "update", "binned",
            "class_name", "scan_period", "TestKey", "compare", "price_impact_binned", "Headline", "HeadlineCheck",
-           "Reason", "Alert", "decide_alert", "headline_check", "MAX_CELL_CLASSES", "MIN_PRICE_ROWS"]
+           "Reason", "Alert", "decide_alert", "headline_check", "MAX_CELL_CLASSES", "MIN_PRICE_ROWS",
+           "PeriodAssessment", "assess_period", "assess_stats", "headline_test", "POWER", "VERDICTS"]

@@ -7,13 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import polars as pl
+from scipy.stats import norm
 
 from metrics_core import drift
 from metrics_core.monitoring.policy import AlertPolicy
 from metrics_core.monitoring.tests import TestKey
 from metrics_core.significance import TestResult
+from metrics_core.significance.proportions import z_critical
 
-__all__ = ["Headline", "HeadlineCheck", "Reason", "Alert", "decide_alert", "headline_check"]
+__all__ = ["Headline", "HeadlineCheck", "Reason", "Alert", "decide_alert", "headline_check", "headline_test", "POWER",
+           "VERDICTS"]
 
 NAN = math.nan
 
@@ -25,18 +28,38 @@ _TABLE_SCHEMA = {"name": pl.String, "test": pl.String, "statistic": pl.Float64, 
 @dataclass(frozen=True)
 class Headline:
     """The headline metric of a period: its ``value``, confidence ``interval`` (None or nan bounds
-    when not computed) and the ``reference`` window's value (None without labels there)."""
+    when not computed), the ``reference`` window's value and interval (None without labels there)
+    and ``n_labelled``, the period's labelled rows (0 = unknown)."""
 
     metric: str
     value: float
     interval: tuple[float, float] | None = None
     reference: float | None = None
+    reference_interval: tuple[float, float] | None = None
+    n_labelled: int = 0
+
+
+#: Power the headline test must have to see a drop of ``metric_drop``; below it the verdict is
+#: "not enough labels to judge" (the customary 80 %, Cohen 1988).
+POWER = 0.8
+
+#: The verdicts of a period.
+VERDICTS = ("retrain", "not enough labels to judge", "no alert")
 
 
 @dataclass(frozen=True)
 class HeadlineCheck:
-    """The performance bound of a period: ``fails`` when ``low`` (else, with a nan lower bound,
-    ``value``) is under ``floor``."""
+    """The headline test of a period: the drop of the metric against the reference, one-sided.
+
+    ``drop`` = reference - value (``metric_floor`` - value when a floor is set: then
+    ``reference`` is the floor and the threshold 0), ``threshold`` the practical drop
+    ``metric_drop``, ``p_value`` / ``p_adjusted`` the one-sided z-test of the drop (corrected with
+    the period's other tests), ``fails`` when it rejects AND the drop passes the threshold.
+    ``power`` is the test's power to see a drop of ``threshold`` at ``alpha``; under
+    :data:`POWER` (and not failing) the verdict is ``"not enough labels to judge"`` and
+    ``n_needed`` holds the labelled rows that would give that power (None when the reference
+    itself is too small). ``low`` / ``high`` are the period's interval.
+    """
 
     metric: str
     value: float
@@ -44,6 +67,33 @@ class HeadlineCheck:
     high: float
     floor: float
     fails: bool
+    reference: float = NAN
+    drop: float = NAN
+    threshold: float = NAN
+    p_value: float = NAN
+    p_adjusted: float = NAN
+    power: float = NAN
+    n_labelled: int = 0
+    n_needed: int | None = None
+
+    @property
+    def enough_labels(self) -> bool:
+        """False when the test could not see a drop of ``threshold`` (power under :data:`POWER`)."""
+        return self.fails or not (self.power < POWER)
+
+    @property
+    def note(self) -> str:
+        """"not enough labels to judge ..." with the labelled rows needed, or ``""``."""
+        if self.enough_labels:
+            return ""
+        if self.n_labelled == 0:
+            return (f"not enough labels to judge {self.metric}: without labelled rows it sees a drop of "
+                    f"{self.threshold:.3g} with power {self.power:.0%}")
+        head = (f"not enough labels to judge {self.metric}: {self.n_labelled:,} labelled rows see a drop of "
+                f"{self.threshold:.3g} with power {self.power:.0%}")
+        if self.n_needed is None:
+            return head + "; the reference window has too few labelled rows, label more of it"
+        return head + f"; about {self.n_needed:,} labelled rows are needed (power {POWER:.0%})"
 
 
 @dataclass(frozen=True)
@@ -73,6 +123,8 @@ class Reason:
         """The sentence and its parenthesis (details and the corrected p-value; empty for the headline)."""
         k, cls = self.key, self.key.cls
         tail = f"p_adj={self.p_adjusted:.2g}"
+        if k.kind == "new_class":
+            return f"class {cls!r} appeared: {int(self.current):,} rows ({self.effect:.1%} of the period)", ""
         if k.kind.startswith("prevalence"):
             verb = "rose" if self.current > self.reference else "fell"
             return (f"prevalence of {cls!r} ({k.source}) {verb} from {self.reference:.1%} to {self.current:.1%}",
@@ -82,13 +134,20 @@ class Reason:
         if k.kind == "score":
             return (f"scores of {cls!r} shifted: mean {self.reference:.3f} -> {self.current:.3f}, Wasserstein "
                     f"{self.effect:.3f} >= {self.threshold:g}", tail)
-        if k.kind == "price":
+        if k.kind.startswith("price"):
             verb = "rose" if self.effect > 0 else "fell"
-            return (f"prices of {cls!r} {verb} {abs(self.effect):.1%}",
+            rows = {"price": "", "price_label": " (labelled rows)", "price_false_positive": " false positives",
+                    "price_false_negative": " false negatives"}[k.kind]
+            return (f"prices of {cls!r}{rows} {verb} {abs(self.effect):.1%}",
                     f"median {self.reference:.2f} -> {self.current:.2f}, threshold {self.threshold:.0%}; {tail}")
-        bound = "lower bound" if math.isfinite(self.effect) else "value"
-        shown = self.effect if bound == "lower bound" else self.current
-        return f"{cls} {bound} {shown:.3f} is under the floor {self.threshold:.3f} (value {self.current:.3f})", ""
+        if k.kind == "calibration":
+            return (f"calibration of {cls!r} changed: {self.effect:.3f} >= {self.threshold:g} (observed vs expected "
+                    f"by the reference's calibration)", f"rate {self.reference:.3f} expected, {self.current:.3f} "
+                    f"observed; {tail}")
+        if self.threshold > 0:
+            return (f"{cls} fell {self.effect:.3f} below the reference {self.reference:.3f} (now {self.current:.3f})",
+                    f"threshold {self.threshold:.3g}; {tail}")
+        return f"{cls} {self.current:.3f} is under the floor {self.reference:.3f}", tail
 
     @property
     def text(self) -> str:
@@ -123,10 +182,10 @@ class Reason:
 
 @dataclass(frozen=True)
 class Alert:
-    """The decision for one period: ``alert`` (retrain or not), ``reasons`` (strongest first, the
-    headline last), ``table`` (one row per test: p-values corrected together, threshold, drift
-    verdict), ``figures`` (test name -> effect, for the event payload) and ``headline`` (the
-    performance bound, None without a headline metric or floor)."""
+    """The decision for one period: ``alert`` (retrain or not), ``reasons`` (strongest first),
+    ``table`` (one row per test, the headline test included: p-values corrected together,
+    threshold, drift verdict), ``figures`` (test name -> effect, for the event payload) and
+    ``headline`` (the headline test, None without labels or floor)."""
 
     alert: bool
     reasons: tuple[Reason, ...]
@@ -139,10 +198,98 @@ class Alert:
         """The reasons as sentences."""
         return [r.text for r in self.reasons]
 
+    @property
+    def verdict(self) -> str:
+        """``"retrain"``, else ``"not enough labels to judge"`` when the headline test lacks power,
+        else ``"no alert"`` (:data:`VERDICTS`)."""
+        if self.alert:
+            return VERDICTS[0]
+        return VERDICTS[1] if self.headline is not None and not self.headline.enough_labels else VERDICTS[2]
+
+    @property
+    def notes(self) -> list[str]:
+        """Sentences that are not alerts: why the period cannot be judged (labelled rows needed)."""
+        return [self.headline.note] if self.headline is not None and self.headline.note else []
+
+
+def _se(interval: tuple[float, float] | None, level: float) -> float:
+    """Standard error from a two-sided interval at ``level`` (nan without one)."""
+    if interval is None or not all(math.isfinite(x) for x in interval):
+        return NAN
+    return (interval[1] - interval[0]) / (2.0 * z_critical(level))
+
+
+def headline_test(headline: Headline, policy: Any = None) -> tuple[TestResult, float, float] | None:
+    """The one-sided z-test of the headline's drop against the reference, and its practical threshold.
+
+    Parameters
+    ----------
+    headline : Headline
+        The period's metric (value, interval, labelled rows) and the reference's (value, interval).
+    policy : AlertPolicy, mapping or object, optional
+        ``metric_drop`` / ``metric_floor`` (the floor) and ``level`` (of both intervals).
+
+    Returns
+    -------
+    (TestResult, float, float) or None
+        The test, the threshold on the drop (``metric_drop``; 0 against a ``metric_floor``) and
+        the floor; None without a finite value or without a floor (no reference value and no
+        ``metric_floor``).
+
+    Notes
+    -----
+    With ``r`` the reference value (``metric_floor`` when set: then the threshold is 0 and the
+    test asks whether the metric is significantly under the floor), ``v`` the period's and their
+    standard errors read off the intervals (``se = width / (2 z_level)``; 0 for a fixed floor):
+    ``drop = r - v``, ``z = drop / sqrt(se_r^2 + se_v^2)``, one-sided ``p = 1 - Phi(z)``.
+    Power to see a drop ``t`` (the threshold) at ``alpha``: ``Phi(t / se - z_(1-alpha))``. The
+    labelled rows needed for power :data:`POWER` scale the period's ``n`` by the variance ratio
+    ``se_v^2 / se_v*^2`` with ``se_v*^2 = (t / (z_(1-alpha) + z_POWER))^2 - se_r^2``: for a
+    proportion (accuracy) this is the ONS manual-check sample size
+    :func:`metrics_core.sampling.sample_size` at margin ``z_level * se_v*`` and ``expected = v``.
+    Without intervals the p-value is nan and the test falls back to ``drop >= threshold``.
+
+    Examples
+    --------
+    >>> t, threshold, floor = headline_test(Headline("accuracy", 0.80, (0.78, 0.82), 0.85, (0.84, 0.86), 1500))
+    >>> round(t.effect_size, 3), threshold, round(t.p_value, 6) < 1e-4
+    (0.05, 0.05, True)
+    """
+    p = AlertPolicy.of(policy)
+    ref = headline.reference if headline.reference is not None and math.isfinite(headline.reference) else None
+    floor = p.floor(ref)
+    if floor is None or headline.value is None or not math.isfinite(headline.value):
+        return None
+    relative = ref is not None and p.metric_floor is None
+    base = ref if relative else floor
+    se_r = _se(headline.reference_interval, p.level) if relative else 0.0
+    se_r = 0.0 if not math.isfinite(se_r) else se_r
+    se_v = _se(headline.interval, p.level)
+    se = math.hypot(se_r, se_v)
+    drop = base - float(headline.value)
+    threshold = p.metric_drop if relative else 0.0
+    z = drop / se if se > 0 else NAN
+    pv = float(norm.sf(z)) if math.isfinite(z) else NAN
+    z_a, z_b = float(norm.isf(p.alpha)), float(norm.isf(1 - POWER))
+    power = float(norm.cdf(threshold / se - z_a)) if se > 0 and threshold > 0 else NAN
+    details = {"reference": base, "value": float(headline.value), "se_reference": se_r, "se_current": se_v,
+               "power": power, "n_labelled": headline.n_labelled, "n_needed": NAN, "floor": floor}
+    if math.isfinite(power) and power < POWER and headline.n_labelled > 0:
+        need = (threshold / (z_a + z_b)) ** 2 - se_r ** 2
+        if need > 0:
+            details["n_needed"] = float(math.ceil(headline.n_labelled * se_v ** 2 / need - 1e-9))
+    verdict = "undefined" if not math.isfinite(pv) else ("significant" if pv <= p.alpha else "not significant")
+    test = TestResult("one-sided z-test of the drop", float(z), pv, float(drop), f"drop of {headline.metric}",
+                      f"{verdict} at alpha {p.alpha:g}", p.alpha, headline.interval, details)
+    return test, threshold, floor
+
 
 def headline_check(metric: str, value: float | None, interval: tuple[float, float] | None,
                    floor: float | None) -> HeadlineCheck | None:
-    """The performance bound: fails when the lower interval bound is under ``floor``.
+    """The performance bound alone (no test): fails when the lower interval bound is under ``floor``.
+
+    Kept for evaluations that compare one period with a fixed floor; monitoring uses
+    :func:`headline_test` inside :func:`decide_alert`.
 
     Parameters
     ----------
@@ -175,21 +322,38 @@ def headline_check(metric: str, value: float | None, interval: tuple[float, floa
 def _test_reason(key: TestKey, row: dict, test: TestResult) -> Reason:
     d = test.details
     before, after = {"prevalence": ("p_reference", "p_current"), "score": ("mean_reference", "mean_current"),
-                     "price": ("median_reference", "median_current")}.get(key.kind.partition("_")[0], ("", ""))
+                     "price": ("median_reference", "median_current"),
+                     "headline": ("reference", "value"),
+                     "calibration": ("rate_expected", "rate_current")}.get(key.kind.partition("_")[0], ("", ""))
     return Reason(key, row["effect_size"], row["threshold"], row["p_adjusted"], d.get(before, NAN), d.get(after, NAN))
 
 
-def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headline: Headline | None = None) -> Alert:
+def _check(headline: Headline, test: TestResult, row: dict, floor: float) -> HeadlineCheck:
+    """The headline's row of the drift table as a :class:`HeadlineCheck`."""
+    low, high = headline.interval if headline.interval is not None else (NAN, NAN)
+    need = test.details["n_needed"]
+    return HeadlineCheck(headline.metric, float(headline.value), float(low), float(high), float(floor),
+                         bool(row["drift"]), float(test.details["reference"]), float(test.effect_size),
+                         float(row["threshold"]), float(test.p_value), float(row["p_adjusted"]),
+                         float(test.details["power"]), int(headline.n_labelled),
+                         None if not math.isfinite(need) else int(need))
+
+
+def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headline: Headline | None = None,
+                 new_classes: Mapping[str, tuple[int, float]] | None = None) -> Alert:
     """Retrain or not: the alert policy as a pure function.
 
-    All p-values of the period are corrected together (``policy.correction`` at ``policy.alpha``,
+    The headline metric's drop against the reference is one more test (:func:`headline_test`,
+    one-sided, practical threshold ``metric_drop``, or the distance to ``metric_floor``). All
+    p-values of the period are corrected together (``policy.correction`` at ``policy.alpha``,
     :func:`metrics_core.drift.drift_table`); a test alerts when it rejects AND ``|effect| >=
     threshold``, the threshold chosen by the test's kind (:meth:`AlertPolicy.threshold`: absolute
-    prevalence change, PSI of the class mix, Wasserstein shift of scores, relative price shift).
-    The performance bound alerts when the headline's lower interval bound (its value when the
-    bound is nan) is under the floor: ``policy.metric_floor``, else the headline's reference value
-    minus ``policy.metric_drop`` (see :func:`headline_check`). This is the retraining rule of
-    ONS Annex F (monitoring prevalence, scores and prices against a reference window).
+    prevalence change, PSI of the class mix, Wasserstein shift of scores, relative price shift,
+    drop of the headline). When the headline test could not see a drop of its threshold (power
+    under :data:`POWER`) and no test alerts, the verdict is "not enough labels to judge"
+    (:attr:`Alert.verdict`, :attr:`Alert.notes`, with the labelled rows needed), not an alert.
+    This is the retraining rule of ONS Annex F (monitoring prevalence, scores and prices against
+    a reference window).
 
     Parameters
     ----------
@@ -198,13 +362,16 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     policy : AlertPolicy, mapping or object, optional
         The thresholds (:meth:`AlertPolicy.of`: missing fields take the defaults).
     headline : Headline, optional
-        The headline metric of the period and of the reference; None skips the bound.
+        The headline metric of the period and of the reference; None skips the headline test.
+    new_classes : mapping of str to (int, float), optional
+        Classes outside the class list met in the period (an open class list): class ->
+        (rows, share of the period's rows). Each is a reason of kind ``new_class``, first.
 
     Returns
     -------
     Alert
-        ``alert`` is True when any reason holds; reasons strongest first (|effect| / threshold),
-        the headline last. Undefined tests (nan p-value or effect) never alert.
+        ``alert`` is True when any reason holds; reasons strongest first (|effect| / threshold).
+        Undefined tests (nan p-value or effect) never alert.
 
     Examples
     --------
@@ -212,22 +379,39 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     >>> a = decide_alert(t)
     >>> a.alert, a.reasons[0].text[:47]
     (True, "prevalence of 'a' (predictions) rose from 10.0%")
-    >>> decide_alert({}, {"metric_drop": 0.05}, Headline("accuracy", 0.7, (0.66, 0.74), 0.8)).texts
-    ['accuracy lower bound 0.660 is under the floor 0.750 (value 0.700)']
+    >>> h = Headline("accuracy", 0.70, (0.68, 0.72), 0.80, (0.79, 0.81), 2000)
+    >>> decide_alert({}, {"metric_drop": 0.05}, h).texts[0][:51]
+    'accuracy fell 0.100 below the reference 0.800 (now '
+    >>> small = Headline("accuracy", 0.78, (0.70, 0.86), 0.80, (0.79, 0.81), 100)
+    >>> decide_alert({}, None, small).verdict
+    'not enough labels to judge'
+    >>> decide_alert({}, new_classes={"kombucha": (37, 0.0186)}).texts
+    ["class 'kombucha' appeared: 37 rows (1.9% of the period)"]
     """
     p = AlertPolicy.of(policy)
-    keys = {k.name: k for k in tests}
+    tests = dict(tests)
     thresholds = {k.name: p.threshold(k.kind) for k in tests}
+    floor = None
+    ht = headline_test(headline, p) if headline is not None else None
+    if ht is not None:
+        key = TestKey("headline", headline.metric)
+        tests[key], thresholds[key.name], floor = ht
+    keys = {k.name: k for k in tests}
     table = drift.drift_table({k.name: t for k, t in tests.items()}, thresholds, p.correction, p.alpha) \
         if tests else pl.DataFrame(schema=_TABLE_SCHEMA)
+    if ht is not None:  # a drop, not a rise: the headline's effect is signed
+        name = TestKey("headline", headline.metric).name
+        rise = (pl.col("name") == name) & (pl.col("effect_size") < pl.col("threshold"))
+        table = table.with_columns(drift=pl.when(rise).then(False).otherwise(pl.col("drift")))
     rows = [r for r in table.iter_rows(named=True) if r["drift"]]
-    rows.sort(key=lambda r: -abs(r["effect_size"]) / r["threshold"])  # strongest first
-    reasons = [_test_reason(keys[r["name"]], r, tests[keys[r["name"]]]) for r in rows]
-    figures = {r["name"]: r["effect_size"] for r in rows}
+    rows.sort(key=lambda r: -abs(r["effect_size"]) / r["threshold"] if r["threshold"] else -math.inf)
+    reasons = [Reason(TestKey("new_class", c), float(share), 0.0, reference=0.0, current=float(n))
+               for c, (n, share) in sorted((new_classes or {}).items(), key=lambda kv: -kv[1][0])]
+    reasons += [_test_reason(keys[r["name"]], r, tests[keys[r["name"]]]) for r in rows]
+    figures = {r.key.name: r.effect for r in reasons[:len(new_classes or {})]}
+    figures.update({r["name"]: r["effect_size"] for r in rows})
     check = None
-    if headline is not None:
-        check = headline_check(headline.metric, headline.value, headline.interval, p.floor(headline.reference))
-    if check is not None and check.fails:
-        reasons.append(Reason(TestKey("headline", check.metric), check.low, check.floor, current=check.value))
-        figures[f"{check.metric}_low"] = check.low
+    if ht is not None:
+        row = table.filter(pl.col("name") == TestKey("headline", headline.metric).name).row(0, named=True)
+        check = _check(headline, ht[0], row, floor)
     return Alert(bool(reasons), tuple(reasons), table, figures, check)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from metrics_core.calibration import CalibrationSet, calibration_set
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, MulticlassStats
@@ -129,6 +131,11 @@ def binned(points: np.ndarray, counts: np.ndarray) -> ScoreCounts:
     return ScoreCounts(points[keep], counts[keep], np.zeros(int(keep.sum()), np.int64))
 
 
+def _merge_new(a: dict, b: dict) -> dict:
+    """New-class counts of two parts, added per class."""
+    return {k: tuple(x + y for x, y in zip(a.get(k, (0, 0, 0)), b.get(k, (0, 0, 0)))) for k in {**a, **b}}
+
+
 def _add(a, b):
     if a is None or b is None:
         if a is not None or b is not None:
@@ -169,6 +176,22 @@ class PeriodStats:
         Log10 price histogram of every confusion cell (label, predicted) when labels and prices
         exist and K <= ``MAX_CELL_CLASSES``: the input of the ONS Annex E price impact
         (:func:`~metrics_core.monitoring.tests.price_impact_binned`).
+    calibration : CalibrationSet, optional
+        Calibration statistics (:mod:`metrics_core.calibration`) on the score bins, one target
+        per score column (and the top label, multiclass), when labels and scores exist and the
+        score range is [0, 1]: the reference's calibration map and the calibration-change test.
+    score_by_pred : numpy.ndarray of int64, shape (K, S, score_bins + 2), optional
+        Score histograms per predicted class (when scores exist and K <= ``MAX_CELL_CLASSES``):
+        the input of the performance estimate without labels (:mod:`.estimate`).
+    positives_by_pred : numpy.ndarray of int64, shape (K, S, score_bins + 2), optional
+        Of those rows, the ones whose label is the score column's class (labels present): the
+        reference's calibration map per predicted class (:mod:`.estimate`).
+
+    new_classes : dict
+        Classes outside the class list met in the period when the class list is open
+        (:func:`~metrics_core.monitoring.scan.scan_period` with ``open_classes=True``): class (as
+        text) -> ``(rows, rows labelled so, rows predicted so)``. Those rows are left out of every
+        other statistic (``n_rows`` does not count them; :attr:`n_new_class_rows` does).
 
     Merge (:meth:`merge`) is the element-wise sum, so statistics of batches, files and Dask
     partitions add up to those of one pass; bins, task and class list must agree.
@@ -186,6 +209,10 @@ class PeriodStats:
     performance: BinaryStats | MulticlassStats | None = None
     overflow: dict = field(default_factory=dict)
     price_cells: np.ndarray | None = None
+    calibration: CalibrationSet | None = None
+    score_by_pred: np.ndarray | None = None
+    positives_by_pred: np.ndarray | None = None
+    new_classes: dict = field(default_factory=dict)
 
     def merge(self, other: "PeriodStats") -> "PeriodStats":
         """The statistics of both parts (element-wise sum); an InputError when bins, task or class
@@ -198,11 +225,23 @@ class PeriodStats:
                 raise InputError("Cannot merge period statistics with and without labels.")
             perf = self.performance.merge(other.performance)
         overflow = {k: self.overflow.get(k, 0) + other.overflow.get(k, 0) for k in {*self.overflow, *other.overflow}}
-        return PeriodStats(self.task, self.labels, self.bins, self.n_rows + other.n_rows,
-                           self.pred_counts + other.pred_counts, _add(self.label_counts, other.label_counts),
-                           _add(self.score_counts, other.score_counts), _add(self.price_counts, other.price_counts),
-                           _add(self.weight_by_pred, other.weight_by_pred), perf, overflow,
-                           _add(self.price_cells, other.price_cells))
+        merged = PeriodStats(self.task, self.labels, self.bins, self.n_rows + other.n_rows,
+                             self.pred_counts + other.pred_counts, _add(self.label_counts, other.label_counts),
+                             _add(self.score_counts, other.score_counts), _add(self.price_counts, other.price_counts),
+                             _add(self.weight_by_pred, other.weight_by_pred), perf, overflow,
+                             _add(self.price_cells, other.price_cells),
+                             None if self.calibration is None or other.calibration is None
+                             else self.calibration.merge(other.calibration),
+                             _add(self.score_by_pred, other.score_by_pred),
+                             _add(self.positives_by_pred, other.positives_by_pred))
+        if not (self.new_classes or other.new_classes):
+            return merged
+        return dataclasses.replace(merged, new_classes=_merge_new(self.new_classes, other.new_classes))
+
+    @property
+    def n_new_class_rows(self) -> int:
+        """Rows left out because their label or prediction is a class outside the class list."""
+        return int(sum(v[0] for v in self.new_classes.values()))
 
     @property
     def has_labels(self) -> bool:
@@ -285,13 +324,20 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
     pred_counts = np.bincount(pred_idx, minlength=k).astype(np.int64)
     label_counts = None if label_idx is None else np.bincount(label_idx, minlength=k).astype(np.int64)
     overflow: dict = {}
-    score_counts = None
+    score_counts = score_by_pred = positives_by_pred = None
     if scores is not None:
         s_cols = scores.shape[1]
         width = bins.score_bins + 2
         idx = bins.score_index(scores) + np.arange(s_cols) * width
         score_counts = np.bincount(idx.ravel(), minlength=s_cols * width).reshape(s_cols, width).astype(np.int64)
         overflow["scores_outside_range"] = int(score_counts[:, 0].sum() + score_counts[:, -1].sum())
+        if k <= MAX_CELL_CLASSES:
+            score_by_pred = np.bincount((idx + pred_idx[:, None] * (s_cols * width)).ravel(),
+                                        minlength=k * s_cols * width).reshape(k, s_cols, width).astype(np.int64)
+            if label_idx is not None:
+                hit = (label_idx[:, None] == (np.arange(s_cols) + (1 if task == "binary" else 0))).ravel()
+                positives_by_pred = np.bincount((idx + pred_idx[:, None] * (s_cols * width)).ravel()[hit],
+                                                minlength=k * s_cols * width).reshape(k, s_cols, width).astype(np.int64)
     price_counts = weight_by_pred = price_cells = None
     if price is not None:
         width = bins.n_price_bins + 2
@@ -305,7 +351,10 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         overflow["prices_outside_range"] = int(price_counts[:, 0].sum() + price_counts[:, -1].sum())
     if weight is not None:
         weight_by_pred = np.bincount(pred_idx, weights=weight, minlength=k)
-    perf = None
+    perf = calibration = None
+    if scores is not None and label_idx is not None and tuple(bins.score_range) == (0.0, 1.0):
+        calibration = calibration_set(task, [class_name(x) for x in labels], label_idx, scores, pred_idx=pred_idx,
+                                      fine_bins=bins.score_bins)
     if label_idx is not None:
         conf = ConfusionCounts.from_indices(label_idx, pred_idx, labels)
         if task == "binary":
@@ -315,4 +364,5 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         else:
             perf = MulticlassStats(conf, None, None, n)
     return PeriodStats(task, labels, bins, n, pred_counts, label_counts, score_counts, price_counts,
-                       weight_by_pred, perf, overflow, price_cells)
+                       weight_by_pred, perf, overflow, price_cells, calibration, score_by_pred,
+                       positives_by_pred)

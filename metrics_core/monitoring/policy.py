@@ -15,7 +15,10 @@ DEFAULT_HEADLINE = "balanced_accuracy"
 
 #: Kind of a monitoring test -> the policy field holding its practical threshold.
 KINDS = {"prevalence_label": "prevalence_change", "prevalence_pred": "prevalence_change",
-         "class_mix_label": "psi", "class_mix_pred": "psi", "score": "score_shift", "price": "price_change"}
+         "class_mix_label": "psi", "class_mix_pred": "psi", "score": "score_shift", "price": "price_change",
+         "price_label": "price_change", "price_false_positive": "price_change",
+         "price_false_negative": "price_change",
+         "calibration": "calibration_change"}
 
 
 @dataclass(frozen=True)
@@ -23,8 +26,8 @@ class AlertPolicy:
     """When a period raises a retraining alert.
 
     A period alerts when a test rejects after the correction of all the period's tests (method
-    ``correction`` at ``alpha``) AND its effect passes the practical threshold below, or when the
-    lower interval bound of the headline metric falls under its floor. Both halves matter: with
+    ``correction`` at ``alpha``) AND its effect passes the practical threshold below; the
+    headline metric's drop against the reference is one of those tests. Both halves matter: with
     200,000 rows a period a 0.3-point prevalence wobble is "significant" (p < 1e-3) and must not
     alert; a 5-point prevalence rise, a 0.05 shift of one class's scores or a 15 % price rise in
     one class must. The defaults sit between those cases with a margin on both sides:
@@ -49,11 +52,20 @@ class AlertPolicy:
       of a COICOP class index are mostly within a few percent (ONS CPI), so a 10 % jump is
       abnormal, and it moves the cost of the class's false positives and negatives (ONS Annexes
       E, F); a 15 % rise alerts.
-    - the headline floor: ``metric_floor`` when given, else the reference value minus
-      ``metric_drop`` = 0.05 (five points of the headline metric, e.g. balanced accuracy). With
-      few labelled rows the interval is wide and its lower bound may cross the floor: label
-      enough rows (see metrics_core.sampling.sample_size). ``level`` is the confidence level of
-      the headline metric's interval.
+    - ``calibration_change`` = 0.05: a labelled period's expected calibration error measured
+      against the reference's calibration map (mean |observed - expected| positives per row over
+      10 score bins; metrics_core.monitoring.estimate.calibration_change), tested with a
+      chi-squared over the bins. Stable periods stay under 0.03 (sampling noise of both the
+      period and a small reference: 0.027 on the top label of a 3,000-row demo month against a
+      2,250-row reference, where 0.02 gave a false alarm); 15 % of the labels changing class
+      (a concept shift) gives 0.12 on the top label (0.03-0.07 per class). A calibration error
+      of 5 points moves the estimated metrics (which assume the reference's map) by about as much.
+    - ``metric_drop`` = 0.05: the drop of the headline metric (e.g. balanced accuracy) against
+      the reference, tested one-sided (z on the standard errors of both intervals) and corrected
+      with the rest; with ``metric_floor`` set the test is against that floor (threshold 0). When
+      the test's power to see a drop of ``metric_drop`` is under 80 %, the verdict is "not enough
+      labels to judge" with the labelled rows needed (metrics_core.sampling.sample_size), not an
+      alert. ``level`` is the confidence level of the headline metric's interval.
 
     Examples
     --------
@@ -67,6 +79,7 @@ class AlertPolicy:
     prevalence_change: float = 0.02
     psi: float = 0.1
     score_shift: float = 0.02
+    calibration_change: float = 0.05
     price_change: float = 0.10
     metric_drop: float = 0.05
     metric_floor: float | None = None

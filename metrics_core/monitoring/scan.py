@@ -2,58 +2,107 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.dataset as pads
 
 from metrics_core.contract import check_batch, class_indices, predicted_class
 from metrics_core.dataset import file_error, iter_batches, open_dataset
 from metrics_core.errors import InputError
-from metrics_core.monitoring.period import Bins, PeriodStats, update
+from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
 
 __all__ = ["scan_period"]
 
 
-def _class_indices(batch: pa.RecordBatch, path, first_row: int, labels: np.ndarray, checks: dict
-                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Validate a batch against the input contract; the class indices of its labels and predictions.
+def _class_indices(batch: pa.RecordBatch, path, first_row: int, labels: np.ndarray, checks: dict,
+                   open_classes: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Validate a batch against the input contract; the class indices of its labels and predictions
+    (-1 for a class outside the class list, allowed only when ``open_classes``).
 
     Raises the contract's error (:func:`metrics_core.contract.check_batch`) for the batch.
     """
     check_batch(batch, path, first_row=first_row, **checks)
     found = [None if col is None else class_indices(batch.column(col), labels)
              for col in (checks["label"], checks["prediction"])]
-    if any(idx is not None and (idx < 0).any() for idx in found):  # a class outside the class list
+    if not open_classes and any(idx is not None and (idx < 0).any() for idx in found):  # outside the class list
         check_batch(batch, path, first_row=first_row, labels=labels.tolist(), **checks)
     return found[0], found[1]
 
 
+def _new_classes(batch: pa.RecordBatch, checks: dict, label_idx: np.ndarray | None, pred_idx: np.ndarray | None
+                 ) -> tuple[np.ndarray | None, dict]:
+    """Rows whose label or prediction is outside the class list (None when there are none) and, per
+    such class (as text), ``(rows, rows labelled so, rows predicted so)``."""
+    new = np.zeros(batch.num_rows, dtype=bool)
+    for idx in (label_idx, pred_idx):
+        if idx is not None:
+            new |= idx < 0
+    if not new.any():
+        return None, {}
+    sel = pa.array(new)
+    seen = {}
+    for role, idx in (("label", label_idx), ("prediction", pred_idx)):
+        if idx is not None:
+            vals = np.array([class_name(v) for v in batch.column(checks[role]).filter(sel).to_pylist()], dtype=object)
+            seen[role] = (vals, idx[new] < 0)
+    names = sorted({v for vals, bad in seen.values() for v in vals[bad]})
+    none = np.zeros(int(new.sum()), dtype=bool)
+    counts = {}
+    for v in names:
+        in_l, in_p = ((seen[r][0] == v) & seen[r][1] if r in seen else none for r in ("label", "prediction"))
+        counts[v] = (int((in_l | in_p).sum()), int(in_l.sum()), int(in_p.sum()))
+    return new, counts
+
+
+def _table_batches(table: pa.Table, needed: list[str], filter, where: str):
+    """An in-memory table as one batch named ``where`` (so error counts cover the whole table)."""
+    missing = [c for c in needed if c not in table.column_names]
+    if missing:
+        raise InputError(f"{where}: missing column {missing[0]!r}; the table has {table.column_names[:20]}.")
+    table = table.select(needed)
+    if filter is not None:
+        table = pads.dataset(table).to_table(filter=filter)
+    yield from ((where, b) for b in table.combine_chunks().to_batches() if b.num_rows)
+
+
 def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bins, label_idx: np.ndarray | None,
                  pred_idx: np.ndarray | None, scores: list[str], price: str | None, weight: str | None,
-                 threshold: float) -> PeriodStats:
-    """The statistics of one validated batch; without a prediction column the class comes from the scores."""
+                 threshold: float, open_checks: dict | None = None) -> PeriodStats:
+    """The statistics of one validated batch; without a prediction column the class comes from the scores.
+    With ``open_checks`` (an open class list) rows of a new class are counted and left out."""
+    new, counts = _new_classes(batch, open_checks, label_idx, pred_idx) if open_checks else (None, {})
+    if new is not None:
+        keep = ~new
+        batch = batch.filter(pa.array(keep))
+        label_idx = None if label_idx is None else label_idx[keep]
+        pred_idx = None if pred_idx is None else pred_idx[keep]
     def floats(column: str) -> np.ndarray:
         return np.asarray(batch.column(column).to_numpy(zero_copy_only=False), dtype=np.float64)
 
     s = np.column_stack([floats(c) for c in scores]) if scores else None
     if pred_idx is None:
         pred_idx = predicted_class(s, task, threshold).astype(np.int64, copy=False)
-    return update(task, labels, bins, pred_idx, label_idx=label_idx, scores=s,
-                  price=None if price is None else floats(price), weight=None if weight is None else floats(weight),
-                  threshold=threshold)
+    out = update(task, labels, bins, pred_idx, label_idx=label_idx, scores=s,
+                 price=None if price is None else floats(price), weight=None if weight is None else floats(weight),
+                 threshold=threshold)
+    return dataclasses.replace(out, new_classes=counts) if counts else out
 
 
 def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, label: str | None = None,
                 prediction: str | None = None, scores: Sequence[str] = (), price: str | None = None,
                 weight: str | None = None, threshold: float = 0.5, filter=None, batch_rows: int = 262_144,
-                progress: Callable[[int], None] | None = None) -> PeriodStats:
+                progress: Callable[[int], None] | None = None, where: str = "table",
+                open_classes: bool = False) -> PeriodStats:
     """:class:`PeriodStats` of a dataset in ONE pass over its batches (metrics_core.dataset).
 
     Parameters
     ----------
     source : str, path, pyarrow Table or Dataset
-        The data (Parquet file or directory, Arrow IPC, CSV; see ``open_dataset``).
+        The data (Parquet file or directory, Arrow IPC, CSV; see ``open_dataset``). A pyarrow
+        Table (a notebook's data) is validated and summarised as one batch.
     task : {"binary", "multiclass"}
         The classification task.
     labels : sequence
@@ -74,6 +123,12 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         Rows per batch read.
     progress : callable, optional
         Called with the number of rows of each batch read.
+    where : str
+        Name of an in-memory table in error messages (e.g. ``"reference"``).
+    open_classes : bool
+        False (a closed class list): a label or prediction outside ``labels`` is an error. True:
+        those rows are counted per new class (``PeriodStats.new_classes``) and left out of every
+        other statistic.
 
     Returns
     -------
@@ -99,25 +154,32 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     if task == "multiclass" and scores and len(scores) != labels.size:
         raise InputError(f"scores: one score column per class is needed ({labels.size}), got {len(scores)}.")
     needed = [c for c in (label, prediction, price, weight) if c] + scores
-    ds = open_dataset(source)
+    in_memory = isinstance(source, pa.Table)
+    ds = None if in_memory else open_dataset(source)
+    batches = _table_batches(source, needed, filter, where) if in_memory else \
+        iter_batches(ds, needed, filter=filter, batch_rows=batch_rows)
+    checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price)
     out: PeriodStats | None = None
     last_path, first_row = None, 0
-    for path, batch in iter_batches(ds, needed, filter=filter, batch_rows=batch_rows):
+    for path, batch in batches:
         if path != last_path:
             last_path, first_row = path, 0
-        checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price)
         try:
-            label_idx, pred_idx = _class_indices(batch, path, first_row, labels, checks)
+            label_idx, pred_idx = _class_indices(batch, path, first_row, labels, checks, open_classes)
         except InputError as bad:  # count the bad rows of the whole file, not of this batch
+            if in_memory:  # the table is one batch: the count is already the whole table's
+                raise
             raise file_error(bad, ds, path, needed, filter=filter, batch_rows=batch_rows, labels=labels.tolist(),
                              **checks) from None
-        part = _batch_stats(batch, task, labels, bins, label_idx, pred_idx, scores, price, weight, threshold)
+        rows = batch.num_rows
+        part = _batch_stats(batch, task, labels, bins, label_idx, pred_idx, scores, price, weight, threshold,
+                            checks if open_classes else None)
         out = part if out is None else out.merge(part)
-        first_row += batch.num_rows
+        first_row += rows
         if progress is not None:
-            progress(batch.num_rows)
+            progress(rows)
     if out is None:
-        where = source if not isinstance(source, (pa.Table,)) else "table"
+        where = where if in_memory else source
         raise InputError(f"{where}: no rows{' for ' + str(filter) if filter is not None else ''} (empty period). "
                          "Check the data path and the period; nothing was logged.")
     return out

@@ -24,8 +24,9 @@ MIN_PRICE_ROWS = 20
 
 @dataclass(frozen=True, order=True)
 class TestKey:
-    """Which test: its ``kind`` (a key of :data:`~metrics_core.monitoring.policy.KINDS`, or
-    ``"headline"`` for the performance bound) and the class it concerns (None for a test of the
+    """Which test: its ``kind`` (a key of :data:`~metrics_core.monitoring.policy.KINDS`,
+    ``"headline"`` for the drop of the headline metric, or ``"new_class"`` for a class outside the
+    class list, which is counted, not tested) and the class it concerns (None for a test of the
     whole class distribution). ``name`` is the text form used as MLflow key and table row.
 
     >>> TestKey("prevalence_pred", "wine").name, TestKey("class_mix_label").name
@@ -38,7 +39,7 @@ class TestKey:
     cls: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS and self.kind != "headline":
+        if self.kind not in KINDS and self.kind not in ("headline", "new_class"):
             raise InputError(f"tests: unknown test kind {self.kind!r}; expected one of {sorted(KINDS)}.")
 
     @property
@@ -124,6 +125,12 @@ def compare(reference: PeriodStats, current: PeriodStats) -> dict[TestKey, TestR
         - ``score:<c>``: two-sample KS on the binned score distribution of class c; effect =
           Wasserstein-1 distance in score units (mean absolute shift); details: PSI over 10
           reference deciles, means.
+        - ``price_label:<c>``, ``price_false_positive:<c>``, ``price_false_negative:<c>`` (when
+          both periods have labels and prices, K <= ``MAX_CELL_CLASSES``): the same price test on
+          the rows labelled c and on the confusion cells ONS Annex E uses, class c's false
+          positives (predicted c, labelled otherwise) and false negatives (labelled c, predicted
+          otherwise). A price rise in a class the model rarely predicts shows here, not in
+          ``price:<c>``.
         - ``price:<c>``: KS on the binned log prices of predicted class c (both with at least
           :data:`MIN_PRICE_ROWS` rows, else left out); effect = relative price shift
           ``10**W - 1`` signed by the change of the mean log price, W the Wasserstein-1 distance
@@ -158,6 +165,29 @@ def compare(reference: PeriodStats, current: PeriodStats) -> dict[TestKey, TestR
                 continue
             tests[TestKey("price", names[j])] = _price_test(reference.price_distribution(j),
                                                             current.price_distribution(j))
+    if reference.price_cells is not None and current.price_cells is not None:
+        tests.update(_cell_price_tests(reference, current))
+    return tests
+
+
+#: The price histograms of class c that ONS Annex E looks at, from the (label, predicted) cells.
+CELL_GROUPS = {"price_label": lambda cells, c: cells[c].sum(axis=0),
+               "price_false_positive": lambda cells, c: cells[:, c].sum(axis=0) - cells[c, c],
+               "price_false_negative": lambda cells, c: cells[c].sum(axis=0) - cells[c, c]}
+
+
+def _cell_price_tests(reference: PeriodStats, current: PeriodStats) -> dict[TestKey, TestResult]:
+    """Prices per labelled class and per Annex E error cell (false positives, false negatives),
+    reference against current; groups under :data:`MIN_PRICE_ROWS` rows in either are left out."""
+    tests: dict[TestKey, TestResult] = {}
+    points = reference.bins.price_points()
+    names = reference.class_names()
+    for kind, group in CELL_GROUPS.items():
+        binary_cell = reference.task == "binary" and kind != "price_label"  # FP of 1 = FN of 0
+        for j in ([1] if binary_cell else range(reference.labels.size)):
+            r, c = group(reference.price_cells, j), group(current.price_cells, j)
+            if r.sum() >= MIN_PRICE_ROWS and c.sum() >= MIN_PRICE_ROWS:
+                tests[TestKey(kind, names[j])] = _price_test(binned(points, r), binned(points, c))
     return tests
 
 

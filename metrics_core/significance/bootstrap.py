@@ -7,9 +7,10 @@ import warnings
 
 import numpy as np
 
-from metrics_core._validate import check_lengths, to_numpy
+from metrics_core._validate import check_lengths, check_scores, check_weights, to_numpy, weighted_rows
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _labels, _verdict, _warn
+from metrics_core.undefined import ReversedScoresWarning
 
 
 def _report(task: str, y, pred, kind: str, **kwargs):
@@ -92,6 +93,7 @@ def _score_replicates(metric, task, y, a, b, n_boot, rng, kwargs) -> np.ndarray:
     diffs = np.empty(n_boot)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", ReversedScoresWarning)  # said once, by the observed reports
         for i in range(n_boot):
             w = np.bincount(rng.integers(0, n, n), minlength=n) * base
             diffs[i] = (_report(task, y, a, "score", sample_weight=w, **kwargs).metrics[metric]
@@ -179,6 +181,8 @@ def paired_bootstrap(metric: str, y_true, pred_a, pred_b, *, n_boot: int = 1000,
     two-sided p-value of the centred bootstrap is
     p = (1 + #{|d*_b - d| >= |d|}) / (n_boot + 1), which is 1 when the models agree on every
     row. Replicates where the metric is undefined (nan) are dropped, with a RuntimeWarning.
+    Rows of weight 0 are dropped first (absent rows); weights scaled by a constant give the same
+    replicates.
 
     Examples
     --------
@@ -195,6 +199,14 @@ def paired_bootstrap(metric: str, y_true, pred_a, pred_b, *, n_boot: int = 1000,
     check_lengths(y_true=y, pred_a=pa, pred_b=pb)
     if pa.shape != pb.shape:
         raise InputError(f"pred_a and pred_b: shapes differ, {pa.shape} vs {pb.shape}.")
+    report_kwargs = dict(report_kwargs)
+    w = check_weights(report_kwargs.get("sample_weight"), y.size)
+    keep = weighted_rows(w)
+    if keep is not None:  # a row of weight 0 is an absent row: it takes no draw of any replicate
+        if kind == "score":  # the dropped rows are checked all the same
+            check_scores(pa, "pred_a")
+            check_scores(pb, "pred_b")
+        y, pa, pb, report_kwargs["sample_weight"] = y[keep], pa[keep], pb[keep], w[keep]
     kwargs = _with_labels(task, kind, y, pa, pb, report_kwargs)
     ra, rb = _report(task, y, pa, kind, **kwargs), _report(task, y, pb, kind, **kwargs)
     if metric not in ra.metrics:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -14,31 +14,77 @@ from metrics_core import contract
 from metrics_core.contract import Columns, Layout, binary_classes, check_class_list, missing_columns, resolve_layout
 from metrics_core.dataset import class_labels, open_dataset
 from metrics_core.errors import InputError
-from tasks.config.spec import RunSpec, SpecError
+from tasks.config.spec import ColumnMap, RunSpec, SpecError
 
 PERIOD_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+WEEK_RE = re.compile(r"^(\d{4})-W(0[1-9]|[1-4]\d|5[0-3])$")
+DAY_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+_PERIOD_HELP = "expected YYYY-MM (a month, e.g. 2024-08), YYYY-Www (an ISO week, e.g. 2024-W05) or YYYY-MM-DD (a day)"
+
+
+def period_kind(period: str) -> str:
+    """``"month"``, ``"week"`` (ISO 8601) or ``"day"``: the granularity of a checked period.
+
+    >>> period_kind("2024-08"), period_kind("2024-W05"), period_kind("2024-05-17")
+    ('month', 'week', 'day')
+    """
+    check_period(period)
+    return "month" if PERIOD_RE.match(period) else ("week" if WEEK_RE.match(period) else "day")
+
+
+def period_bounds(period: str) -> tuple[date, date]:
+    """``(first day, day after the last)`` of a period (month, ISO week from its Monday, or day).
+
+    >>> period_bounds("2024-W01"), period_bounds("2024-12")[1]
+    ((datetime.date(2024, 1, 1), datetime.date(2024, 1, 8)), datetime.date(2025, 1, 1))
+    """
+    kind = period_kind(period)
+    if kind == "month":
+        y, m = (int(x) for x in period.split("-"))
+        return date(y, m, 1), date(y + m // 12, m % 12 + 1, 1)
+    if kind == "week":
+        y, w = WEEK_RE.match(period).groups()
+        start = date.fromisocalendar(int(y), int(w), 1)
+        return start, start + timedelta(days=7)
+    start = date.fromisoformat(period)
+    return start, start + timedelta(days=1)
 
 
 def check_period(period: str) -> str:
-    """A period is ``YYYY-MM`` (the MLflow tag classwatch.period).
+    """A period is a month ``YYYY-MM`` (the default), an ISO week ``YYYY-Www`` or a day
+    ``YYYY-MM-DD`` (the MLflow tag classwatch.period).
 
-    >>> check_period("2024-08")
-    '2024-08'
+    >>> check_period("2024-08"), check_period("2024-W05"), check_period("2024-05-17")
+    ('2024-08', '2024-W05', '2024-05-17')
     """
-    if not isinstance(period, str) or not PERIOD_RE.match(period):
-        raise InputError(f"period: expected YYYY-MM (e.g. 2024-08), got {period!r}.")
+    if not isinstance(period, str) or not (PERIOD_RE.match(period) or WEEK_RE.match(period) or DAY_RE.match(period)):
+        raise InputError(f"period: {_PERIOD_HELP}, got {period!r}.")
+    try:
+        if WEEK_RE.match(period):
+            y, w = WEEK_RE.match(period).groups()
+            date.fromisocalendar(int(y), int(w), 1)
+        elif DAY_RE.match(period):
+            date.fromisoformat(period)
+    except ValueError:
+        raise InputError(f"period: {period!r} is not a date of the calendar ({_PERIOD_HELP}).") from None
     return period
 
 
 def period_index(period: str) -> int:
-    """Months since 1970-01: the MLflow step of a period, the same whenever and in whatever order
-    periods are run.
+    """The MLflow step of a period, the same whenever and in whatever order periods are run:
+    months since 1970-01, ISO weeks since 1970-W01 (Monday 1969-12-29), days since 1970-01-01.
 
-    >>> period_index("1970-01"), period_index("2024-08")
-    (0, 655)
+    >>> period_index("1970-01"), period_index("2024-08"), period_index("1970-W02"), period_index("1970-01-31")
+    (0, 655, 1, 30)
     """
-    y, m = PERIOD_RE.match(check_period(period)).groups()
-    return (int(y) - 1970) * 12 + int(m) - 1
+    kind = period_kind(period)
+    if kind == "month":
+        y, m = PERIOD_RE.match(period).groups()
+        return (int(y) - 1970) * 12 + int(m) - 1
+    start = period_bounds(period)[0]
+    if kind == "week":
+        return (start - date(1969, 12, 29)).days // 7
+    return (start - date(1970, 1, 1)).days
 
 
 def columns_of(spec: RunSpec) -> Columns:
@@ -52,7 +98,8 @@ def source_for(spec: RunSpec, which: str, period: str | None = None) -> tuple[st
     """``(path, row filter)`` of data source ``which`` ("reference", "test", "current").
 
     ``current`` with ``{period}`` in its path is formatted; otherwise, when the data has the period
-    column, rows are filtered to ``period`` (string column: equality; date/timestamp: the month).
+    column, rows are filtered to ``period`` (string column: equality; date/timestamp: the days of
+    the month, ISO week or day; integer: ``YYYYMM`` or ``YYYYMMDD``).
     """
     path = getattr(spec.data, which)
     if not path:
@@ -69,13 +116,11 @@ def source_for(spec: RunSpec, which: str, period: str | None = None) -> tuple[st
         return path, None
     t = schema.field(col).type
     if pa.types.is_date(t) or pa.types.is_timestamp(t):
-        start = np.datetime64(f"{period}-01")
-        end = start.astype("datetime64[M]") + 1
-        return path, (pads.field(col) >= pa.scalar(start.astype("datetime64[D]").item(), pa.date32()).cast(t)) & \
-            (pads.field(col) < pa.scalar(end.astype("datetime64[D]").item(), pa.date32()).cast(t))
-    if pa.types.is_integer(t):
-        y, m = period.split("-")
-        return path, pads.field(col) == int(y + m)
+        start, end = period_bounds(period)
+        return path, (pads.field(col) >= pa.scalar(start, pa.date32()).cast(t)) & \
+            (pads.field(col) < pa.scalar(end, pa.date32()).cast(t))
+    if pa.types.is_integer(t) and period_kind(period) != "week":
+        return path, pads.field(col) == int(period.replace("-", ""))
     return path, pads.field(col).cast(pa.string()) == period
 
 
@@ -96,13 +141,38 @@ def layout(spec: RunSpec, source: str, labels: list, *, require_labels: bool) ->
     """The spec's column roles on ``source`` (:func:`metrics_core.contract.resolve_layout`, metadata only).
 
     Required: the label when ``require_labels``, the feature columns listed in the spec, and a
-    price or weight column the spec names explicitly (a default name that is absent is skipped).
+    price or weight column the spec names with a name other than the default (a default name that
+    is absent is skipped, even when the spec writes it out; ``price: null`` says there is none).
+    A label column that is absent while the source has a near-miss name (``lable``) is an error
+    (:func:`check_label_spelling`), not a period without labels.
     """
     c = spec.columns
     require = (["label"] if require_labels else []) + ["features"]
-    require += [role for role in ("price", "weight") if role in c.model_fields_set and getattr(c, role)]
-    return resolve_layout(open_dataset(source).schema, spec.task, columns_of(spec), labels=labels, require=require,
-                          where=source)
+    require += [role for role in ("price", "weight")
+                if getattr(c, role) and getattr(c, role) != ColumnMap.model_fields[role].default]
+    schema = open_dataset(source).schema
+    check_label_spelling(schema.names, c.label, source)
+    return resolve_layout(schema, spec.task, columns_of(spec), labels=labels, require=require, where=source)
+
+
+def check_label_spelling(names: list[str], label: str, source: str) -> None:
+    """A source without the label column but with a near-miss of its name (``lable`` for ``label``,
+    ``Label``) is an :class:`InputError`: monitoring it would log an ordinary-looking period
+    "without labels".
+
+    >>> try:
+    ...     check_label_spelling(["id", "lable", "score"], "label", "d.csv")
+    ... except InputError as exc:
+    ...     print(str(exc)[:81])
+    d.csv: no label column 'label', but column 'lable' looks like a misspelling of it
+    """
+    if label in names:
+        return
+    near = contract.near_misses(label, names)
+    if near:
+        raise InputError(f"{source}: no label column {label!r}, but column {near[0]!r} looks like a misspelling of "
+                         f"it. Rename the column in the data, or set columns.label in the spec to {near[0]!r} if that "
+                         "is the label column; nothing was logged.")
 
 
 def check_same_schema(reference: str, current: str, ref: Layout, cur: Layout | None = None) -> None:

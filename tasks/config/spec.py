@@ -157,6 +157,23 @@ class MonitorSettings(_Model):
         return v
 
 
+class TriggerSettings(_Model):
+    """Which MLflow registry events make ``classwatch serve`` run evaluate_model (docs/deployments.md)."""
+
+    models: list[str] | None = Field(None, description="Registered model names whose events count; None = the "
+                                     "spec's name.")
+    events: list[str] = Field(["new_version"], description="'new_version' (a version is registered) and/or "
+                              "'alias:<name>' (an alias such as challenger is set on a version).")
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, v: list[str]) -> list[str]:
+        bad = [e for e in v if e != "new_version" and not (e.startswith("alias:") and len(e) > len("alias:"))]
+        if bad:
+            raise ValueError(f"{len(bad)} unknown event(s), e.g. {bad[0]!r}: use 'new_version' or 'alias:<name>'")
+        return v
+
+
 class RunSpec(_Model):
     """One classwatch run: model, data, column map, task, metric options, MLflow and alert policy.
 
@@ -172,9 +189,13 @@ class RunSpec(_Model):
     columns: ColumnMap = Field(default_factory=ColumnMap)
     labels: list[str | int] | None = Field(None, description="Class list (order of score columns); None = "
                                           "the distinct labels of the reference data.")
+    classes: Literal["open", "closed"] = Field("open", description="Monitoring: 'open' counts the rows of a "
+                                               "class outside the class list, leaves them out of the metrics "
+                                               "and alerts ('class X appeared'); 'closed' stops with an error.")
     positive_class: str | int = Field(1, description="Binary: the label value of the positive class.")
     beta: float = Field(1.0, gt=0)
-    threshold: float = Field(0.5, description="Binary: score >= threshold predicts the positive class.")
+    threshold: float = Field(0.5, ge=0, le=1, allow_inf_nan=False, description="Binary: score >= threshold "
+                             "predicts the positive class; between 0 and 1 (the scores are probabilities).")
     cost_matrix: list[list[float]] | None = Field(None, description="C[actual][predicted] over labels.")
     headline_metric: str | None = Field(None, description="Metric watched against the floor; None = the "
                                         "ONS recommendation (evaluation) / balanced_accuracy (monitoring).")
@@ -183,6 +204,7 @@ class RunSpec(_Model):
     mlflow: MlflowSettings = Field(default_factory=MlflowSettings)
     alerts: AlertPolicy = Field(default_factory=AlertPolicy)
     monitor: MonitorSettings = Field(default_factory=MonitorSettings)
+    trigger: TriggerSettings = Field(default_factory=TriggerSettings)
     task_runner: str = Field("local", description="'local' (threads), 'dask' (a local Dask cluster) or a "
                              "Dask scheduler address tcp://host:port.")
     context: str | None = Field(None, description="ISO 5.3 context: what the model is for, where it runs, who "
@@ -234,8 +256,13 @@ class RunSpec(_Model):
 
     # ---------------------------------------------------------------- helpers for tasks and flows
     def fingerprint(self) -> str:
-        """Short hash of the spec (sorted JSON): part of the MLflow run keys."""
-        return _digest(self.model_dump(mode="json"))
+        """Short hash of what in the spec decides a result: part of the MLflow run keys.
+
+        Fields left at their defaults are not hashed, so a release that adds a field (with a
+        default) does not turn every logged run into a new one; ``trigger`` (which events start a
+        run) and ``task_runner`` (where it runs) change no result and are left out.
+        """
+        return _digest(self.model_dump(mode="json", exclude_defaults=True, exclude={"trigger", "task_runner"}))
 
     def tracking_uri(self) -> str:
         """The MLflow store: the spec's, else :func:`default_tracking_uri`."""
@@ -359,15 +386,16 @@ data:
   reference: data/reference.parquet   # validation rows scored by the model (the baseline)
   test: data/test.parquet             # held-out rows for evaluate
   current: data/deliveries/{period}.parquet   # or one dataset with a period column
-columns:                        # column roles (these are the defaults)
+columns:                        # column roles: the defaults; a default column the data lacks is skipped
   label: label
   prediction: prediction
   score_prefix: score_          # multiclass scores: score_<class>; binary: score
-  price: price
-  weight: weight                # expenditure weight
+  price: price                  # price: null = no price column (a name other than the default must exist)
+  weight: weight                # expenditure weight; weight: null = unweighted
   period: period
-  features: [title]
+  features: []                  # model inputs, e.g. [title]: needed to score with model_uri
 labels: null                    # class list; null = distinct labels of the reference
+classes: open                   # open: a new class in a period alerts; closed: it is an error
 beta: 1.0
 model_uri: null                 # e.g. models:/price-classifier/3 to score the test set
 mlflow:

@@ -52,3 +52,95 @@ def summary_markdown(plan: "Plan", a: "Assessment", period_column: str, policy) 
               f"prevalence change {p.prevalence_change:g}, class-mix PSI {p.psi:g}, score shift (Wasserstein) "
               f"{p.score_shift:g}, price shift {p.price_change:.0%}, headline drop {p.metric_drop:g}."]
     return "\n".join(lines) + "\n"
+
+
+def _num(metrics: dict, key: str) -> float:
+    try:
+        return float(metrics.get(key, float("nan")))
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _headline_sentence(metrics: dict, headline: str) -> str:
+    value, low, high = (_num(metrics, headline + s) for s in ("", "_ci_low", "_ci_high"))
+    floor, ref = _num(metrics, f"{headline}_floor"), _num(metrics, f"{headline}_reference")
+    if value != value:
+        return "no labels in this period, so performance was not measured"
+    parts = [f"95 % interval {low:.3f} to {high:.3f}"] if low == low and high == high else []
+    parts += [f"floor {floor:.3f}"] if floor == floor else []
+    parts += [f"reference {ref:.3f}"] if ref == ref else []
+    return f"labels present: {headline} {value:.3f}" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def period_note(plan: "Plan", a: "Assessment", most: int = 3) -> str:
+    """The period run's description (MLflow ``mlflow.note.content``): one paragraph on what happened
+    in the month, the verdict first, then the rows, the headline metric, the strongest reasons."""
+    m, d = a.metrics, a.decision
+    n, n_ref = _num(m, "n_rows"), _num(m, "n_rows_reference")
+    verdict = (f"retraining alert, {len(d.reasons)} reason(s)" if d.alert else "no alert: no corrected test passed "
+               "its practical threshold and the headline metric stayed above its floor")
+    text = (f"{plan.period}, {plan.model}: {verdict}. {n:,.0f} rows against {n_ref:,.0f} in the reference window; "
+            f"{_headline_sentence(m, a.headline_metric)}.")
+    change = _num(m, "max_abs_prevalence_change_pred")
+    if change == change:
+        text += f" The largest change in a class's share of the predictions was {change * 100:.1f} points."
+    if d.reasons:
+        more = f" (and {len(d.reasons) - most} more)" if len(d.reasons) > most else ""
+        text += f" Strongest reasons: {'; '.join(d.texts[:most])}{more}."
+    return text + (" Charts: '1 headline and alert' first (alert 1 = retrain), then prevalence, performance, "
+                   "scores, prices; adjusted p-values last. Full text: monitoring_summary.md"
+                   + (" and alert.md." if d.alert else "."))
+
+
+def parent_note(model: str, reference: str, verdicts: dict) -> str:
+    """The monitoring parent run's description: what its children are, the alert months, and how
+    to read its charts' x axis as dates (``verdicts``: period -> alerted)."""
+    from tasks.config import sources
+
+    periods = sorted(verdicts, key=sources.period_index)
+    alerts = [p for p in periods if verdicts[p]]
+    first = sources.period_index(periods[0]) if periods else 648
+    return (f"Monitoring of {model} against the reference window {reference}: one child run per period, named "
+            f"'YYYY-MM ALERT · {model}' or 'YYYY-MM ok · {model}' (expand this run in the runs table). "
+            f"{len(periods)} period(s) "
+            f"logged, {periods[0]} to {periods[-1]}; alerts in "
+            f"{', '.join(alerts) + f' ({len(alerts)})' if alerts else 'none'}. The charts of this run show the "
+            "periods' main figures over time. Their x axis is the step, the number of months since 1970-01 "
+            f"({periods[0]} is {first}); to read months, click the gear 'Configure charts' (right of "
+            "'Auto-refresh') and choose X-axis 'Time (wall)': every point is stamped with the first day of its period. "
+            "monitoring_over_time.png (Artifacts) draws each watched quantity with its alert threshold and marks "
+            "each alert on the panel whose test raised it.")
+
+
+def evaluation_note(model_uri: str | None, test_source: str, report, headline: str, recommended: str,
+                    checks: dict, champion: dict | None) -> str:
+    """The evaluation run's description (``mlflow.note.content``): one paragraph on what was measured."""
+    value = report.metrics.get(headline, float("nan"))
+    low, high = report.intervals.get(headline, (float("nan"), float("nan")))
+    base = report.baselines.get("majority", {}).get(headline)
+    n = getattr(getattr(report, "stats", None), "n_rows", None)
+    text = (f"Evaluation of {model_uri or 'the predictions in the test data'} on {test_source}"
+            + (f" ({n:,} rows)" if isinstance(n, (int, float)) else "") + f": headline {headline} {value:.3f}"
+            + (f" (95 % interval {low:.3f} to {high:.3f})" if low == low and high == high else "")
+            + (f", majority-class baseline {base:.3f}" if isinstance(base, (int, float)) and base == base else "")
+            + f". The ONS guidance recommends {recommended} for this data.")
+    if checks:
+        text += " Data checks: " + ", ".join(f"{name} {r.status}" for name, r in checks.items()) + "."
+    if champion:
+        b, m = champion["bootstrap"], champion["mcnemar"]
+        text += (f" Against the champion {champion['champion_uri']}: {champion['metric']} difference "
+                 f"{b.statistic:+.3f} (interval {b.interval[0]:+.3f} to {b.interval[1]:+.3f}), McNemar p "
+                 f"{m.p_value:.2g}.")
+    return text + (f" Find the headline by typing {headline} in 'Search metrics'; curves, tables and the ISO/IEC "
+                   "TS 4213 report (iso_report.md) are under Artifacts.")
+
+
+def comparison_note(result: dict, correction: str, alpha: float) -> str:
+    """The comparison run's description: the best model and how many corrected tests reject."""
+    tests = result["tests"]
+    rejected = int(tests["reject"].sum()) if tests.height else 0
+    models = result["per_model"]["model"].to_list() if "model" in result["per_model"].columns else []
+    return (f"Comparison of {len(models)} models ({', '.join(map(str, models))}) on the same test rows by "
+            f"{result['metric']}: best {result['best']}. {rejected} of {tests.height} tests (McNemar, paired "
+            f"bootstrap, paired t over folds) reject after the {correction} correction at alpha {alpha}. The "
+            "tests are in comparison_tests.json and comparison.md, per-model metrics as model_<i>/<metric>.")

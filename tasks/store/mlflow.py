@@ -6,10 +6,20 @@ logged again from the start. Any failure while logging marks the run FAILED and 
 Params, tags and metrics go in as few ``log_batch`` calls as MLflow's limits allow; texts, files
 and tables (the JSON "split" layout of ``MlflowClient.log_table``, listed in the
 ``mlflow.loggedArtifacts`` tag so ``load_table`` finds them) in one artifact upload.
+
+Concurrency: find-then-create of a run key runs under an exclusive lock file per key
+(:meth:`MlflowStore.lock`, ``flock``; beside a SQLite db, else in a per-user temporary folder), so
+processes of one machine (two ``classwatch monitor`` calls, a scheduled run and a manual one)
+leave one parent run and one run per key; ``monitor_period`` holds its period's lock from the
+look-up to the last log, so the second caller finds the period logged and returns it. Across
+machines sharing a tracking server a lock file cannot help: a parent created twice is resolved
+after creation (the oldest stays, the newer is deleted); the same period monitored on two
+machines at once may still be logged twice (``find`` then returns the newer).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import re
@@ -25,6 +35,8 @@ import polars as pl
 from tasks.config.spec import default_tracking_uri
 
 RUN_KEY = "classwatch.run_key"
+#: Experiment tag that makes MLflow 3's UI open the classic runs view (runs table, charts), not the GenAI view.
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
 MAX_METRICS, MAX_PARAMS, MAX_TAGS, MAX_ENTITIES = 1000, 100, 100, 1000
 PARAM_LIMIT, TAG_LIMIT = 6000, 8000
@@ -117,6 +129,77 @@ def _local_artifact_root(tracking_uri: str) -> str | None:
     return None
 
 
+class StoreUnreachable(ConnectionError):
+    """The MLflow tracking server of the run spec does not answer; nothing was logged."""
+
+
+def check_reachable(tracking_uri: str, timeout: float = 10.0) -> None:
+    """For an http(s) tracking URI, one TCP connection to its host and port; StoreUnreachable
+    naming the URI when it is refused or times out. MLflow's client would instead retry for up
+    to minutes (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``) and then print a long urllib3 error."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(tracking_uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+    raise StoreUnreachable(
+        f"the MLflow tracking server {tracking_uri} is unreachable ({reason}); nothing was logged. Start it "
+        "(`classwatch server` starts one on 127.0.0.1:5000) or point MLFLOW_TRACKING_URI / the spec's "
+        "mlflow.tracking_uri at a running one, then run the same command again.")
+
+
+def lock_dir(tracking_uri: str) -> Path:
+    """Where the run-key lock files of a store live: beside a local SQLite db (every process that
+    opens the db sees them), else in a per-user temporary folder named after the store's URI."""
+    if tracking_uri.startswith("sqlite:///"):
+        return Path(tracking_uri[len("sqlite:///"):]).resolve().parent / ".classwatch-locks"
+    import hashlib
+    import os
+
+    digest = hashlib.sha1(tracking_uri.encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"classwatch-locks-{os.getuid()}" / digest
+
+
+@contextmanager
+def key_lock(folder: Path, name: str, timeout: float = 3600.0, poll: float = 0.1) -> Iterator[Path | None]:
+    """An exclusive lock (``flock``) on ``folder/<hash of name>.lock`` for the block: processes and
+    threads of this machine that lock the same name run the block one after another. The kernel
+    drops the lock of a process that dies. Yields the lock file, or None when the folder cannot be
+    written (then nothing is locked: the callers' post-create checks still hold). Raises
+    TimeoutError naming the lock file after ``timeout`` seconds."""
+    import fcntl
+    import hashlib
+
+    path = folder / (hashlib.sha1(name.encode()).hexdigest()[:24] + ".lock")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = open(path, "a")  # noqa: SIM115 - closed below, which releases the lock
+    except OSError:
+        yield None
+        return
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"another classwatch process has held {path} ({name}) for over "
+                                       f"{timeout:.0f} s; stop it, or delete the file if no process uses it") from None
+                time.sleep(poll)
+        yield path
+    finally:
+        fd.close()
+
+
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "experiment"
 
@@ -164,17 +247,28 @@ class MlflowStore:
         when it does not exist and ``create`` is False."""
         if self._experiment_id is not None:
             return self._experiment_id
+        check_reachable(self.tracking_uri)
         c = self.client
-        exp = c.get_experiment_by_name(self.experiment)
+        if self.tracking_uri.startswith("sqlite:///"):
+            # MLflow creates and migrates a new SQLite db on first use; two processes doing that at
+            # once fail ("CircularDependencyError", "table already exists"): one at a time.
+            with key_lock(lock_dir(self.tracking_uri), "\ncreate the store"):
+                exp = c.get_experiment_by_name(self.experiment)
+        else:
+            exp = c.get_experiment_by_name(self.experiment)
         if exp is not None:
             if exp.lifecycle_stage == "deleted":
                 c.restore_experiment(exp.experiment_id)
+            # missing (created before the tag, or by others) or guessed by the UI; a kind set by hand stays
+            if "inferred" in exp.tags.get(EXPERIMENT_KIND[0], "inferred"):
+                c.set_experiment_tag(exp.experiment_id, *EXPERIMENT_KIND)
             self._experiment_id = exp.experiment_id
         elif create:
             root = _local_artifact_root(self.tracking_uri)
             try:
                 self._experiment_id = c.create_experiment(
-                    self.experiment, artifact_location=f"{root}/{_slug(self.experiment)}" if root else None)
+                    self.experiment, artifact_location=f"{root}/{_slug(self.experiment)}" if root else None,
+                    tags=dict([EXPERIMENT_KIND]))
             except Exception:  # noqa: BLE001 - created concurrently by another process
                 exp = c.get_experiment_by_name(self.experiment)
                 if exp is None:
@@ -194,6 +288,13 @@ class MlflowStore:
             token = page.token
             if not all_pages or not token:
                 return runs
+
+    @contextmanager
+    def lock(self, run_key: str) -> Iterator[Path | None]:
+        """Run the block alone among the processes of this machine that lock ``run_key`` on this
+        store and experiment (:func:`key_lock`): find-then-create of a run key becomes atomic."""
+        with key_lock(lock_dir(self.tracking_uri), f"{self.experiment}\n{run_key}") as path:
+            yield path
 
     def find(self, run_key: str):
         """The newest active run tagged ``classwatch.run_key = run_key`` (any status), or None."""
@@ -239,6 +340,18 @@ class MlflowStore:
         """Texts, copies of local files and tables (JSON "split" layout) in one upload."""
         if not (texts or files or tables):
             return
+        try:
+            self._upload(run_id, texts, files, tables)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+            names = ", ".join([*(texts or {}), *(files or {}), *(tables or {})])
+            raise OSError(errno.ENOSPC, f"no space left on device while logging the artifacts of MLflow run {run_id} "
+                          f"({names}) to {self.tracking_uri}: the run is not marked FINISHED. Free space "
+                          f"(artifacts and temporary files: {tempfile.gettempdir()}) and run the same command "
+                          f"again. ({exc})") from exc
+
+    def _upload(self, run_id: str, texts: dict | None, files: dict | None, tables: dict | None) -> None:
         with tempfile.TemporaryDirectory(prefix="classwatch-") as tmp:
             root = Path(tmp)
             for name, text in (texts or {}).items():
@@ -296,27 +409,44 @@ class MlflowStore:
         (e.g. the parent's time series), then FINISHED. Any exception marks the run FAILED and
         propagates.
         """
-        existing = self.find(run_key)
-        if existing is not None and existing.info.status == "FINISHED" and not force:
-            return existing.info.run_id, False
-        with self.new_run(run_key, content.name, parent_run_id=parent_run_id,
-                          replaces=[existing.info.run_id] if existing is not None else []) as run_id:
-            self.write(run_id, content)
-            if before_finish is not None:
-                before_finish(run_id)
+        with self.lock(run_key):
+            existing = self.find(run_key)
+            if existing is not None and existing.info.status == "FINISHED" and not force:
+                return existing.info.run_id, False
+            with self.new_run(run_key, content.name, parent_run_id=parent_run_id,
+                              replaces=[existing.info.run_id] if existing is not None else []) as run_id:
+                self.write(run_id, content)
+                if before_finish is not None:
+                    before_finish(run_id)
         return run_id, True
 
     def ensure_parent(self, run_key: str, name: str, params: dict, tags: dict, existing: str | None = None) -> str:
         """The id of the parent run with ``run_key``: ``existing`` (its id, found already), else
-        searched, else a new run with params and tags, FINISHED at once."""
+        searched, else a new run with params and tags, FINISHED at once.
+
+        Two processes that ask at the same moment get the same parent: the search and the
+        creation run under :meth:`lock` (processes of one machine); for processes on other
+        machines sharing a tracking server, a new parent is checked after its creation and, when
+        an older parent with the key exists, deleted in favour of the oldest."""
         if existing is not None:
             return existing
-        found = self.find(run_key)
-        if found is not None:
-            return found.info.run_id
-        with self.new_run(run_key, name) as run_id:
-            self.write(run_id, RunContent(name, params=params, tags=tags))
-        return run_id
+        with self.lock(run_key):
+            found = self.find(run_key)
+            if found is not None:
+                return found.info.run_id
+            with self.new_run(run_key, name) as run_id:
+                self.write(run_id, RunContent(name, params=params, tags=tags))
+        return self.keep_oldest(run_key, run_id)
+
+    def keep_oldest(self, run_key: str, run_id: str) -> str:
+        """The oldest active run with ``run_key`` (start time, then run id: one order for every
+        process); ``run_id`` is deleted when it is not that run."""
+        runs = self._search(f"tags.`{RUN_KEY}` = '{_quoted(run_key)}'")
+        oldest = min(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id), default=None)
+        if oldest is None or oldest.info.run_id == run_id:
+            return run_id
+        self.client.delete_run(run_id)
+        return oldest.info.run_id
 
 
 # ---------------------------------------------------------------- one-call forms (a store per call)

@@ -37,7 +37,7 @@ def test_notify_trained_names_a_missing_test_set(tmp_path):
     with temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:9/api"}):
         result = runner.invoke(app, ["notify-trained", "--model-uri", "models:/m/1",
                                      "--test-data", str(tmp_path / "missing.parquet")])
-    assert result.exit_code == 1 and "test_data:" in result.output and "missing.parquet" in result.output
+    assert result.exit_code == 2 and "test_data:" in result.output and "missing.parquet" in result.output
 
 
 def test_server_refuses_a_port_in_use():

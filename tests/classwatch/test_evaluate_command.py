@@ -141,7 +141,7 @@ def test_string_binary_labels_need_pos_label(tmp_path):
     df.write_parquet(path)
     result = invoke(path, "--task", "binary", "--no-plots")
     assert result.exit_code == 2
-    assert "--pos-label" in result.output and "'label'" in result.output
+    assert "--positive-class" in result.output and "'label'" in result.output
     result = invoke(path, "--task", "binary", "--pos-label", "beer", "--no-plots")
     assert result.exit_code == 0, result.output
     report = mc.binary_report(df["label"], df["score"], pos_label="beer", n_boot=N_BOOT)
@@ -222,3 +222,24 @@ def test_missing_file_and_help():
     assert result.exit_code == 2 and "does not exist" in result.output
     result = runner.invoke(app, ["evaluate", "--help"])
     assert result.exit_code == 0 and "--task" in result.output and "--weight-column" in result.output
+
+
+def test_reversed_scores_warning(tmp_path):
+    """Issue 12 §6: scores of class 1 evaluated with --pos-label 0 gave AUROC 0.0044 with no hint."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(12)
+    y = rng.integers(0, 2, 600)
+    score = np.clip(0.5 * y + rng.uniform(0, 0.5, y.size) + rng.normal(0, 0.05, y.size), 0, 1)
+    path = tmp_path / "bc_scores.csv"
+    pl.DataFrame({"label": y, "score": score}).write_csv(path)
+    result = invoke(path, "--task", "binary", "--pos-label", "0", "--no-plots")
+    assert result.exit_code == 0, result.output
+    auroc = roc_auc_score(y == 0, score)
+    assert auroc < 0.01
+    assert table_rows(result.output)["auroc"][0] == f"{auroc:.4f}"
+    message = " ".join(result.output.split())
+    assert f"Warning: AUROC is {auroc:.4f}" in message
+    assert "the scores look reversed for the positive class 0" in message and "--positive-class 1" in message
+    result = invoke(path, "--task", "binary", "--pos-label", "1", "--no-plots")
+    assert result.exit_code == 0 and "look reversed" not in " ".join(result.output.split())

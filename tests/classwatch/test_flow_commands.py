@@ -74,7 +74,7 @@ def test_monitor_command_summarises_what_was_logged(monitoring_spec, tmp_path, s
     result = runner.invoke(app, args)
     assert "0 new period run(s), 2 already logged" in result.output
     bad = runner.invoke(app, ["monitor", "--spec", str(spec), "--period", "2024-13"])
-    assert bad.exit_code == 1 and "YYYY-MM" in bad.output
+    assert bad.exit_code == 2 and "YYYY-MM" in bad.output  # bad input (docs/cli.md)
 
 
 @pytest.mark.slow
@@ -92,7 +92,7 @@ def test_demo_alerts_in_the_shifted_months_only(tmp_path, monkeypatch):
     assert "classwatch ui" in result.output
     plots = {p.name for p in (tmp_path / "demo-output" / "plots").iterdir()}
     assert {"evaluation_roc.png", "evaluation_pr.png", "evaluation_confusion.png",
-            "monitoring_monitoring_over_time.png"} <= plots
+            "monitoring_over_time.png"} <= plots
     kinds = [r.data.tags.get("classwatch.kind") for r in mlflow_runs(store, "classwatch-demo")]
     assert kinds.count("evaluate") == 1 and kinds.count("compare") == 1 and kinds.count("train") == 2
     # the demo logs its models through MLflow's process-wide URIs (mirrored in the environment) and puts them back

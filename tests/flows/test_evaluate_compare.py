@@ -40,7 +40,8 @@ def models(tmp_path_factory):
     return {"store": store, "spec": spec, "v1": v1, "v2": v2, "root": root}
 
 
-def test_evaluate_with_model_logs_everything_and_promotes(models):
+def test_evaluate_with_model_logs_everything_and_promotes(models, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", models["store"])  # load_table searches through the fluent API
     out = evaluate_model(models["spec"], model_uri=models["v1"], promote_champion=True)
     assert out["created"] and out["promoted"] and out["champion"] is None
     c = MlflowClient(models["store"])

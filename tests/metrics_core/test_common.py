@@ -23,6 +23,8 @@ import polars as pl
 import pyarrow as pa
 import pytest
 import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn import metrics as skm
 
 import metrics_core as mc
@@ -622,8 +624,23 @@ def _t_container(kind: str):
     return transform
 
 
+#: The weight scales of the scaling invariance (issue 12: intervals were nan at 0.001, (0, 1) at 0.01).
+SCALES = (0.001, 0.01, 1.0, 100.0)
+#: Keys that are sums of weights: scaling every weight by c multiplies them by c; every other key stays.
+WEIGHT_SUMS = frozenset({"n", "tp", "fp", "fn", "tn", "total_cost"})
+
+
+def _t_weight_scale(c: float):
+    def transform(case: Case):
+        w = _weights(case, 17)
+        return replace(case, sample_weight=w), replace(case, sample_weight=w * c)
+    transform.__name__ = f"t_weight_scale_{c:g}"
+    return transform
+
+
 TRANSFORMS = {
     "row_order": (t_row_order, {"binary", "multiclass", "multilabel"}),
+    **{f"weight_scale_{c:g}": (_t_weight_scale(c), {"binary", "multiclass"}) for c in SCALES},
     "unit_weights": (t_unit_weights, {"binary", "multiclass"}),
     "repeat_rows": (t_repeat_rows, {"binary", "multiclass"}),
     "zero_weights": (t_zero_weights, {"binary", "multiclass"}),
@@ -656,12 +673,49 @@ def _params():
 # --------------------------------------------------------------------------------------------------
 # tests
 # --------------------------------------------------------------------------------------------------
+def _scale(transform: str) -> float:
+    return float(transform.removeprefix("weight_scale_")) if transform.startswith("weight_scale_") else 1.0
+
+
 @pytest.mark.parametrize("case_name, transform, key", _params())
 def test_invariance(case_name, transform, key):
-    """Every key is unchanged by row order, unit/integer/zero weights, relabelling and input container."""
+    """Every key is unchanged by row order, unit/integer/zero weights, the scale of the weights (but for
+    the sums of weights, multiplied), relabelling and input container."""
     ra, rb = _pair_reports(case_name, transform)
-    # 1e-12: only the order of floating-point sums may change.
-    assert_close(rb.metrics[key], ra.metrics[key], f"{case_name}/{transform}/{key}", rtol=1e-12, atol=1e-14)
+    factor = _scale(transform) if key in WEIGHT_SUMS else 1.0
+    # 1e-12: only the order (and scaling) of floating-point sums may change.
+    assert_close(rb.metrics[key], ra.metrics[key] * factor, f"{case_name}/{transform}/{key}", rtol=1e-12,
+                 atol=1e-14 * max(factor, 1.0))
+
+
+#: Transformations under which intervals are NOT compared, with the reason:
+INTERVAL_EXEMPT = {
+    # Intervals count the rows of positive weight (not the weight sum, which has no scale):
+    # integer weights are not frequency weights, so 60 weighted rows and ~120 repeated rows differ.
+    "repeat_rows": "bootstrap and Wilson n is the number of distinct rows of positive weight",
+    # The seeded bootstrap draws cells in class-list order: another order gives other (equally
+    # distributed) replicates; Wilson intervals are compared by test_invariance_per_class_and_curves' rows.
+    "label_permutation": "bootstrap draws follow the class order (same law, other replicates)",
+}
+
+
+def _interval_params():
+    return [pytest.param(case_name, transform, id=f"{case_name}-{transform}")
+            for case_name, case in BASE.items() for transform, (_, tasks) in TRANSFORMS.items()
+            if case.task in tasks and transform not in INTERVAL_EXEMPT]
+
+
+@pytest.mark.parametrize("case_name, transform", _interval_params())
+def test_interval_invariance(case_name, transform):
+    """Every interval is unchanged (total_cost's: multiplied) by the scale of the weights, zero weights
+    (= absent rows), unit weights, row order, string labels and the input container."""
+    ra, rb = _pair_reports(case_name, transform)
+    ia, ib = ra.intervals, rb.intervals
+    assert ia.keys() == ib.keys()
+    scale = {k: _scale(transform) if k in WEIGHT_SUMS else 1.0 for k in ia}  # total_cost's interval scales
+    bad = [f"{k}: {ib[k]} vs {ia[k]}" for k in ia
+           if not all(close(x, y * scale[k], rtol=1e-9, atol=1e-12) for x, y in zip(ib[k], ia[k]))]
+    assert bad == [], f"{case_name}/{transform}"
 
 
 @pytest.mark.parametrize("case_name", [c for c in BASE if c != "multilabel"])
@@ -726,3 +780,51 @@ def test_registry_oracles_agree_on_fixed_cases(case_name):
         warnings.simplefilter("ignore", RuntimeWarning)
         r = case.report()
     assert mismatches(r.metrics, case, keys_for(case)) == []
+
+
+@st.composite
+def _weighted_cases(draw):
+    """A binary or multiclass case with random labels, scores, integer-valued weights (some 0) and a scale."""
+    task = draw(st.sampled_from(["binary", "multiclass"]))
+    n = draw(st.integers(8, 60))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    k = 2 if task == "binary" else draw(st.integers(3, 5))
+    y = rng.integers(0, k, n)
+    y[:k] = np.arange(k)  # every class labelled at least once
+    w = rng.integers(0, 4, n).astype(float)
+    w[:k] = 1.0  # ... with positive weight
+    if task == "binary":
+        score = np.round(rng.uniform(size=n), int(rng.integers(1, 3)))  # ties
+        case = Case("binary", y, y_score=score, labels=(0, 1), sample_weight=w)
+    else:
+        raw = rng.integers(1, 5, (n, k)).astype(float)
+        case = Case("multiclass", y, y_score=raw / raw.sum(axis=1, keepdims=True), labels=tuple(range(k)),
+                    sample_weight=w)
+    return case, draw(st.sampled_from(SCALES))
+
+
+@settings(max_examples=30, deadline=None)
+@given(_weighted_cases())
+def test_weight_scale_and_zero_weights_property(case_and_scale):
+    """Random data: weights scaled by c change only the sums of weights (values and intervals); rows
+    of weight 0 are the same as absent rows (values and intervals)."""
+    case, c = case_and_scale
+    keep = np.flatnonzero(case.weight > 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = case.report()
+        scaled = replace(case, sample_weight=case.weight * c).report()
+        dropped = _take(case, keep).report()
+        base.options["n_boot"] = scaled.options["n_boot"] = dropped.options["n_boot"] = 100
+        ia, ib, ic = base.intervals, scaled.intervals, dropped.intervals
+    for key, value in base.metrics.items():
+        factor = c if key in WEIGHT_SUMS else 1.0
+        assert_close(scaled.metrics[key], value * factor, f"scaled {key}", rtol=1e-9, atol=1e-12 * max(c, 1))
+        assert_close(dropped.metrics[key], value, f"dropped {key}", rtol=1e-12, atol=1e-14)
+    for key, (low, high) in ia.items():
+        factor = c if key in WEIGHT_SUMS else 1.0
+        for got, want in zip(ib[key], (low * factor, high * factor)):
+            assert_close(got, want, f"scaled interval {key}", rtol=1e-9, atol=1e-12 * max(c, 1))
+        for got, want in zip(ic[key], (low, high)):
+            assert_close(got, want, f"dropped interval {key}", rtol=1e-12, atol=1e-14)

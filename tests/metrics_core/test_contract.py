@@ -116,7 +116,7 @@ def test_streamed_binary_names_classes_like_the_report(tmp_path):
 def test_positive_class_and_class_values():
     assert ct.positive_class(pa.bool_()) is True and ct.positive_class(pa.float64()) == 1
     assert ct.positive_class(pa.int8(), "3") == 3 and ct.positive_class(pa.string(), "beer") == "beer"
-    with pytest.raises(mc.InputError, match=r"d\.csv: column 'y' holds string labels: .*--pos-label"):
+    with pytest.raises(mc.InputError, match=r"d\.csv: column 'y' holds string labels: .*--positive-class"):
         ct.positive_class(pa.string(), column="y", where="d.csv")
     with pytest.raises(mc.InputError, match="pos_label 'x' is not a value of the label type int8"):
         ct.positive_class(pa.int8(), "x")

@@ -16,7 +16,7 @@ PRIOR = (1 / np.arange(1, K + 1)) / (1 / np.arange(1, K + 1)).sum()
 PRICE_MEDIAN = np.linspace(1.0, 6.0, K)
 
 
-def period_arrays(n: int, seed: int, *, prevalence=None, score_shift=None, price_rise=None):
+def period_arrays(n: int, seed: int, *, prevalence=None, score_shift=None, price_rise=None, signal=2.4):
     """A period of a K-class classifier: labels, softmax scores, argmax prediction, lognormal prices.
 
     ``prevalence=(j, d)`` adds d to class j's share (others scaled down); ``score_shift=(j, d)``
@@ -31,7 +31,7 @@ def period_arrays(n: int, seed: int, *, prevalence=None, score_shift=None, price
         prior[j] = PRIOR[j] + d
     y = rng.choice(K, size=n, p=prior / prior.sum())
     logits = rng.standard_normal((n, K)) + np.log(PRIOR)
-    logits[np.arange(n), y] += 2.4
+    logits[np.arange(n), y] += signal
     s = np.exp(logits - logits.max(axis=1, keepdims=True))
     s /= s.sum(axis=1, keepdims=True)
     if score_shift:
@@ -161,28 +161,110 @@ def test_policy_thresholds_and_correction_are_used(reference):
 
 
 @pytest.mark.parametrize("low, floor, fails", [(0.78, 0.80, True), (0.81, 0.80, False), (float("nan"), 0.9, True)])
-def test_headline_floor(low, floor, fails):
-    h = mon.headline_check("balanced_accuracy", 0.85, (low, 0.9), floor)
-    assert h.fails is fails
-    decision = mon.decide_alert({}, {"metric_floor": floor}, mon.Headline("balanced_accuracy", 0.85, (low, 0.9)))
-    assert decision.alert is fails and decision.headline == h
-    if fails:
-        assert "balanced_accuracy" in decision.reasons[0].text and "floor" in decision.reasons[0].text
+def test_headline_check_is_the_plain_bound(low, floor, fails):
+    assert mon.headline_check("balanced_accuracy", 0.85, (low, 0.9), floor).fails is fails
 
 
 def test_no_floor_no_check():
     assert mon.headline_check("accuracy", 0.9, (0.8, 0.95), None) is None
+    no_ref = mon.Headline("balanced_accuracy", 0.80, (0.77, 0.83))
+    assert mon.decide_alert({}, None, no_ref).headline is None
+
+
+def _wald(p, n, z=stats.norm.isf(0.025)):
+    half = z * np.sqrt(p * (1 - p) / n)
+    return (p - half, p + half)
+
+
+@pytest.mark.parametrize("value, n_cur, ref, n_ref", [(0.80, 1500, 0.85, 40_000), (0.84, 300, 0.85, 5_000),
+                                                      (0.90, 2000, 0.85, 40_000)])
+def test_headline_test_is_the_one_sided_z_test_of_the_drop(value, n_cur, ref, n_ref):
+    """Oracle: scipy's normal distribution on the drop over the pooled standard error; power and n needed."""
+    h = mon.Headline("accuracy", value, _wald(value, n_cur), ref, _wald(ref, n_ref), n_cur)
+    test, threshold, floor = mon.headline_test(h)
+    se = np.hypot(np.sqrt(value * (1 - value) / n_cur), np.sqrt(ref * (1 - ref) / n_ref))
+    assert test.effect_size == pytest.approx(ref - value) and threshold == 0.05 and floor == pytest.approx(ref - 0.05)
+    assert test.p_value == pytest.approx(stats.norm.sf((ref - value) / se))
+    power = stats.norm.cdf(0.05 / se - stats.norm.isf(0.05))
+    assert test.details["power"] == pytest.approx(power)
+    check = mon.decide_alert({}, None, h).headline
+    assert check.p_adjusted == pytest.approx(test.p_value)  # alone: nothing to correct
+    assert check.fails is bool(test.p_value <= 0.05 and ref - value >= 0.05)
+    if power >= mon.POWER:
+        assert check.enough_labels and check.n_needed is None
+        return
+    # n needed: with that many rows the test has 80 % power, with 5 % fewer it has not
+    need = check.n_needed
+    bigger = mon.Headline("accuracy", value, _wald(value, need), ref, _wald(ref, n_ref), need)
+    smaller = mon.Headline("accuracy", value, _wald(value, int(need * 0.95)), ref, _wald(ref, n_ref), int(need * 0.95))
+    assert mon.headline_test(bigger)[0].details["power"] >= mon.POWER > mon.headline_test(smaller)[0].details["power"]
+
+
+def test_labelled_rows_needed_is_the_ons_sample_size_for_a_proportion():
+    """Against a fixed floor (no reference interval), accuracy with a normal interval: the rows needed
+    are metrics_core.sampling.sample_size at margin z * se* (se* the standard error with 80 % power)."""
+    from metrics_core.sampling import sample_size
+
+    h = mon.Headline("accuracy", 0.9, _wald(0.9, 200), None, None, 200)
+    check = mon.decide_alert({}, {"metric_floor": 0.88}, h).headline
+    # no reference: the test is against the floor itself with threshold 0, so power is undefined
+    assert check.threshold == 0 and np.isnan(check.power) and check.enough_labels
+    h = mon.Headline("accuracy", 0.9, _wald(0.9, 200), 0.9, (0.9, 0.9), 200)  # a reference without uncertainty
+    check = mon.decide_alert({}, {"metric_drop": 0.03}, h).headline
+    se_star = 0.03 / (stats.norm.isf(0.05) + stats.norm.isf(0.2))
+    assert check.n_needed == sample_size(stats.norm.isf(0.025) * se_star, 0.95, 0.9)[0]
+    assert "not enough labels to judge accuracy" in mon.decide_alert({}, {"metric_drop": 0.03}, h).notes[0]
 
 
 def test_decide_alert_owns_the_floor():
-    """The floor is the reference value minus metric_drop unless metric_floor is set; no reference, no floor."""
-    headline = mon.Headline("balanced_accuracy", 0.80, (0.77, 0.83), reference=0.85)
-    assert mon.decide_alert({}, None, headline).headline.floor == pytest.approx(0.80)
-    assert mon.decide_alert({}, None, headline).alert  # 0.77 < 0.85 - 0.05
+    """The threshold is metric_drop against the reference unless metric_floor is set; the test is
+    one more row of the drift table, corrected with the rest."""
+    headline = mon.Headline("balanced_accuracy", 0.78, (0.77, 0.79), 0.85, (0.845, 0.855), 20_000)
+    a = mon.decide_alert({}, None, headline)
+    assert a.alert and a.headline.floor == pytest.approx(0.80) and a.verdict == "retrain"
+    assert a.reasons[0].key == mon.TestKey("headline", "balanced_accuracy")
+    assert a.reasons[0].text.startswith("balanced_accuracy fell 0.070 below the reference 0.850 (now 0.780)")
+    floor = mon.decide_alert({}, {"metric_floor": 0.8}, headline)
+    assert floor.alert and floor.texts[0].startswith("balanced_accuracy 0.780 is under the floor 0.800 (p_adj=")
     assert not mon.decide_alert({}, {"metric_drop": 0.1}, headline).alert
     assert mon.decide_alert({}, {"metric_floor": 0.5}, headline).headline.floor == 0.5
-    no_ref = mon.Headline("balanced_accuracy", 0.80, (0.77, 0.83))
-    assert mon.decide_alert({}, None, no_ref).headline is None
+    better = mon.Headline("balanced_accuracy", 0.95, None, 0.85, None, 20_000)  # no intervals: the values decide
+    assert not mon.decide_alert({}, None, better).alert
+    worse = mon.Headline("balanced_accuracy", 0.75, None, 0.85, None, 20_000)
+    assert mon.decide_alert({}, None, worse).alert
+    tests = {mon.TestKey("prevalence_pred", "a"): drift.two_proportion_z(1000, 10000, 1030, 10000)}
+    table = mon.decide_alert(tests, {"correction": "bonferroni"}, headline).table
+    assert table.height == 2 and table["p_adjusted"].to_list() == pytest.approx(
+        np.minimum(2 * table["p_value"].to_numpy(), 1.0))
+
+
+def _small_sample_verdict(reference, n, seed, **shift):
+    cur = period_stats(n, seed, **shift)
+    return mon.assess_stats(reference, cur, None, report_options={"n_boot": 200, "seed": seed})
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_stable_month_with_few_labels_is_not_an_alert(reference, seed):
+    """216 labelled rows (issue 14 §4): no alert; the verdict says how many labelled rows are needed."""
+    out = _small_sample_verdict(reference, 216, 300 + seed)
+    assert not out.alert, out.decision.texts
+    assert out.decision.verdict == "not enough labels to judge"
+    h = out.decision.headline
+    assert h.n_labelled == 216 and h.n_needed > 216 and h.power < mon.POWER
+    assert f"about {h.n_needed:,} labelled rows are needed" in out.decision.notes[0]
+    assert out.metrics["balanced_accuracy_n_labelled_needed"] == h.n_needed
+
+
+def test_a_real_drop_with_enough_labels_alerts(reference):
+    y, pred, s, price = period_arrays(20_000, 400, signal=1.6)
+    cur = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, scores=s, price=price)
+    out = mon.assess_stats(reference, cur, None, report_options={"n_boot": 200})
+    assert out.alert and out.decision.verdict == "retrain" and out.decision.headline.enough_labels
+    from sklearn.metrics import balanced_accuracy_score
+
+    drop = out.decision.headline.reference - balanced_accuracy_score(y, pred)
+    assert drop > 0.05 and out.decision.headline.drop == pytest.approx(drop)
+    assert "headline:balanced_accuracy" in [r.key.name for r in out.reasons]
 
 
 def test_reasons_are_typed_and_round_trip(reference):
@@ -266,3 +348,178 @@ def test_scan_period_empty_selection(tmp_path):
     path, _ = _write(tmp_path, seed=4)
     with pytest.raises(InputError, match="no rows.*empty period"):
         _scan(path, filter=pads.field("label") == "nope")
+
+
+# ---------------------------------------------------------------- the notebook API (assess_period)
+def _frame(n, seed, **shift):
+    y, pred, s, price = period_arrays(n, seed, **shift)
+    return pl.DataFrame({"label": LABELS[y], "prediction": LABELS[pred], "price": price,
+                         **{f"score_{c}": s[:, j] for j, c in enumerate(LABELS)}}), (y, pred, s, price)
+
+
+def test_assess_period_on_tables_equals_the_statistics_path():
+    """polars DataFrame, LazyFrame and pyarrow Table give the same result as statistics from update()."""
+    ref, (y, pred, s, price) = _frame(20_000, 21)
+    cur, (y2, pred2, s2, price2) = _frame(20_000, 22, prevalence=(3, 0.05))
+    opts = {"n_boot": 50, "seed": 1}
+    out = mon.assess_period(ref, cur, {"psi": 0.2}, columns={"price": "price"}, report_options=opts)
+    direct = mon.assess_stats(
+        mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, scores=s, price=price),
+        mon.update("multiclass", LABELS, mon.Bins(), pred2, label_idx=y2, scores=s2, price=price2),
+        {"psi": 0.2}, report_options=opts)
+    assert out.metrics.keys() == direct.metrics.keys()
+    assert out.metrics == pytest.approx(direct.metrics, nan_ok=True)
+    assert out.alert and out.reasons == direct.reasons and "prevalence_label:c3" in [r.key.name for r in out.reasons]
+    assert set(out.tables) == {"drift_table.json", "per_class_monitoring.json", "price_impact.json",
+                               "per_class_performance.json"}
+    # exact counts and an oracle for the watched values
+    assert out.metrics["n_rows"] == 20_000 and out.metrics["prevalence_label/c3"] == (y2 == 3).mean()
+    z = drift.two_proportion_z(int((y == 3).sum()), y.size, int((y2 == 3).sum()), y2.size)
+    assert out.tests[mon.TestKey("prevalence_label", "c3")].p_value == pytest.approx(z.p_value)
+    assert out.metrics["perf/accuracy"] == pytest.approx((y2 == pred2).mean())
+    from sklearn.metrics import balanced_accuracy_score
+
+    assert out.metrics["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(y2, pred2))
+    for other in (ref.lazy(), ref.to_arrow()):
+        again = mon.assess_period(other, cur.lazy(), {"psi": 0.2}, columns={"price": "price"}, report_options=opts)
+        assert again.metrics == pytest.approx(out.metrics, nan_ok=True)
+
+
+def test_assess_period_without_labels_or_with_bad_rows():
+    ref, _ = _frame(5_000, 23)
+    cur, _ = _frame(5_000, 24)
+    out = mon.assess_period(ref, cur.drop("label"), report_options={"n_boot": 0})
+    assert out.headline is None and not any(k.startswith("perf/") for k in out.metrics)
+    assert "prevalence_label/c0" not in out.metrics and out.metrics["prevalence_pred/c0"] > 0
+    bad = cur.with_columns(score_c2=pl.when(pl.int_range(pl.len()).is_in([3, 4000])).then(float("nan"))
+                           .otherwise(pl.col("score_c2")))
+    with pytest.raises(InputError, match=r"current.*'score_c2'.*NaN score.*2 row\(s\)"):
+        mon.assess_period(ref, bad, report_options={"n_boot": 0})
+    with pytest.raises(InputError, match="polars DataFrame"):
+        mon.assess_period(ref, {"label": [1]})
+
+
+# ---------------------------------------------------------------- a class the model has never seen (§5)
+def _with_new_class(frame: pl.DataFrame, rows_label, rows_pred, name="c_new") -> pl.DataFrame:
+    i = pl.int_range(pl.len())
+    return frame.with_columns(label=pl.when(i.is_in(rows_label)).then(pl.lit(name)).otherwise(pl.col("label")),
+                              prediction=pl.when(i.is_in(rows_pred)).then(pl.lit(name)).otherwise(pl.col("prediction")))
+
+
+def test_new_class_is_counted_left_out_and_alerts():
+    ref, _ = _frame(20_000, 31)
+    cur, (y, pred, s, price) = _frame(10_000, 32)
+    rng = np.random.default_rng(0)
+    lab_rows = rng.choice(10_000, 150, replace=False)
+    pred_rows = np.concatenate([lab_rows[:100], rng.choice(np.setdiff1d(np.arange(10_000), lab_rows), 20, False)])
+    bad = _with_new_class(cur, lab_rows.tolist(), pred_rows.tolist())
+    out = mon.assess_period(ref, bad, report_options={"n_boot": 0})
+    left = np.setdiff1d(np.arange(10_000), np.union1d(lab_rows, pred_rows))
+    assert out.current.n_rows == left.size == 10_000 - 170 and out.current.n_new_class_rows == 170
+    assert out.current.new_classes == {"c_new": (170, 150, 120)}
+    assert out.metrics["new_class_rows"] == 170 and out.metrics["new_class/c_new"] == 170
+    # the metrics are those of the other rows, exactly
+    kept = mon.update("multiclass", LABELS, mon.Bins(), pred[left], label_idx=y[left], scores=s[left])
+    np.testing.assert_array_equal(out.current.label_counts, kept.label_counts)
+    np.testing.assert_array_equal(out.current.score_counts, kept.score_counts)
+    from sklearn.metrics import balanced_accuracy_score
+
+    assert out.metrics["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(y[left], pred[left]))
+    assert out.alert and out.reasons[0].text == "class 'c_new' appeared: 170 rows (1.7% of the period)"
+    assert mon.Reason.from_dict(out.reasons[0].to_dict()) == out.reasons[0]
+    with pytest.raises(InputError, match=r"'label'.*not in the class list.*150 row\(s\).*c_new"):
+        mon.assess_period(ref, bad, report_options={"n_boot": 0}, classes="closed")
+    with pytest.raises(InputError, match=r"'label'.*not in the class list"):  # the reference stays closed
+        mon.assess_period(_with_new_class(ref, [3], []), cur, labels=list(LABELS), report_options={"n_boot": 0})
+
+
+def test_new_class_counts_merge_across_batches(tmp_path):
+    """Files read in batches: the per-class counts add up to those of one pass over the rows."""
+    cur, _ = _frame(3_000, 33)
+    bad = _with_new_class(cur, [5, 800, 2999], [5, 1500], name="c_x")
+    bad = _with_new_class(bad, [], [10, 2000], name="c_y")
+    path = tmp_path / "new.parquet"
+    bad.write_parquet(path)
+    st = _scan(path, open_classes=True)
+    assert st.new_classes == {"c_x": (4, 3, 2), "c_y": (2, 0, 2)} and st.n_rows == 3_000 - 6
+    whole = mon.scan_period(bad.to_arrow(), "multiclass", LABELS, label="label", prediction="prediction",
+                            scores=[f"score_{c}" for c in LABELS], price="price", open_classes=True)
+    np.testing.assert_array_equal(st.score_counts, whole.score_counts)
+    assert whole.new_classes == st.new_classes
+
+
+# ---------------------------------------------------------------- prices per labelled class and Annex E cell (§3)
+def rare_class_period(n, seed, *, rise=0.0, j=7, share=0.02, signal_j=2.1):
+    """Class j has a 2 % share and a weak signal, so the model predicts it for few rows; ``rise``
+    multiplies the prices of the rows LABELLED j (the class as the price collector sees it)."""
+    rng = np.random.default_rng(seed)
+    prior = np.full(K, (1 - share) / (K - 1))
+    prior[j] = share
+    y = rng.choice(K, size=n, p=prior)
+    logits = rng.standard_normal((n, K)) + np.log(prior)
+    signal = np.full(K, 2.4)
+    signal[j] = signal_j
+    logits[np.arange(n), y] += signal[y]
+    s = np.exp(logits - logits.max(axis=1, keepdims=True))
+    s /= s.sum(axis=1, keepdims=True)
+    pred = s.argmax(axis=1)
+    price = PRICE_MEDIAN[y] * np.exp(0.3 * rng.standard_normal(n)) * np.where(y == j, 1 + rise, 1.0)
+    return y, pred, s, price
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_price_rise_in_a_rarely_predicted_class_is_seen_on_labels(seed):
+    """Issue 14 §3: +17.7 % in a 2 %-prevalence class, 20,000 rows: missed per predicted class,
+    seen per labelled class."""
+    y0, pred0, _, price0 = rare_class_period(20_000, 100 + seed)
+    ref = mon.update("multiclass", LABELS, mon.Bins(), pred0, label_idx=y0, price=price0)
+    y, pred, s, price = rare_class_period(20_000, 200 + seed, rise=0.177)
+    cur = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, price=price)
+    assert 300 < (y == 7).sum() < 500 and (pred == 7).sum() < 120  # the class is rarely predicted
+    decision = mon.decide_alert(mon.compare(ref, cur))
+    flagged = {r.key.name for r in decision.reasons}
+    assert decision.alert and "price_label:c7" in flagged and "price:c7" not in flagged
+    row = decision.table.filter(pl.col("name") == "price_label:c7").row(0, named=True)
+    # oracle: KS on the labelled rows' log prices (binned at 0.46 % width) and the effect's definition
+    ks = stats.ks_2samp(np.log10(price0[y0 == 7]), np.log10(price[y == 7]))
+    assert row["statistic"] == pytest.approx(ks.statistic, abs=0.01)
+    w1 = stats.wasserstein_distance(np.log10(price0[y0 == 7]), np.log10(price[y == 7]))
+    assert row["effect_size"] == pytest.approx(10 ** w1 - 1, abs=0.005)
+    reason = next(r for r in decision.reasons if r.key.name == "price_label:c7")
+    assert reason.text.startswith("prices of 'c7' (labelled rows) rose")
+
+
+def test_price_cells_are_the_annex_e_groups_and_corrected_with_the_rest():
+    y, pred, s, price = rare_class_period(20_000, 7)
+    y2, pred2, s2, price2 = rare_class_period(20_000, 8)
+    a = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, price=price)
+    b = mon.update("multiclass", LABELS, mon.Bins(), pred2, label_idx=y2, price=price2)
+    tests = mon.compare(a, b)
+    fp = tests[mon.TestKey("price_false_positive", "c0")]
+    mask, mask2 = (pred == 0) & (y != 0), (pred2 == 0) & (y2 != 0)
+    assert fp.details["ks_d"] == pytest.approx(stats.ks_2samp(np.log10(price[mask]), np.log10(price2[mask2])).statistic,
+                                               abs=0.01)
+    assert fp.effect_size == pytest.approx(np.sign(np.log10(price2[mask2]).mean() - np.log10(price[mask]).mean())
+                                           * (10 ** stats.wasserstein_distance(np.log10(price[mask]),
+                                                                               np.log10(price2[mask2])) - 1), abs=0.005)
+    small = [k for k in (mon.TestKey("price_false_negative", c) for c in LABELS) if k not in tests]
+    for k in small:  # groups under MIN_PRICE_ROWS rows are left out
+        j = int(k.cls[1:])
+        assert min(((y == j) & (pred != j)).sum(), ((y2 == j) & (pred2 != j)).sum()) < mon.MIN_PRICE_ROWS
+    table = mon.decide_alert(tests, {"correction": "bonferroni"}).table
+    assert not mon.decide_alert(tests).alert  # a stable period
+    p, p_adj = table["p_value"].to_numpy(), table["p_adjusted"].to_numpy()
+    np.testing.assert_allclose(p_adj, np.minimum(p * np.isfinite(p).sum(), 1.0))
+
+
+def test_notebook_example_runs(capsys):
+    """The example of docs/notebook.md runs and prints what its comments say."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "notebook.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/notebook.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "retrain"
+    assert lines[1].startswith("prevalence of 'tea' (labels) rose from 20.")
+    assert lines[2] == "0.3"

@@ -25,9 +25,9 @@ def test_event_id_is_uuid5_of_model_and_period():
 
 def test_tags_payload_markdown():
     yes, no = decision(True), decision(False)
-    assert alert_tags(no) == {"classwatch.alert": "none", "classwatch.alert.reasons": "none"}
+    assert alert_tags(no) == {"classwatch.alert": "none", "alert reasons": "none"}
     tags = alert_tags(yes)
-    assert tags["classwatch.alert"] == "retrain" and "prevalence of 'wine'" in tags["classwatch.alert.reasons"]
+    assert tags["classwatch.alert"] == "retrain" and "prevalence of 'wine'" in tags["alert reasons"]
     assert reasons_from_tags(tags) == yes.reasons and reasons_from_tags(alert_tags(no)) == ()
     body = payload("m", "2024-08", yes, "run1", "sqlite:///x.db")
     assert json.loads(json.dumps(body)) == body

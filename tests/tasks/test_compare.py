@@ -190,6 +190,8 @@ def test_log_comparison_is_idempotent_by_key(rows, store, test_source):
     c = MlflowClient(store)
     run = c.get_run(run_id)
     assert run.info.status == "FINISHED" and run.data.tags["classwatch.best"] == result["best"]
+    models = ", ".join(result["per_model"]["model"])
+    assert run.data.tags["mlflow.note.content"].startswith(f"Comparison of 3 models ({models})")
     assert run.data.tags["classwatch.kind"] == "compare" and run.data.params["compared_metric"] == "accuracy"
     assert [run.data.params[f"model_{i}"] for i in range(3)] == uris
     assert run.data.metrics["n_rejected"] == metrics["n_rejected"]

@@ -98,6 +98,9 @@ def test_run_content_holds_metrics_intervals_baselines_checks_and_the_iso_report
     assert m["baseline_majority/accuracy"] == report.baselines["majority"]["accuracy"]
     assert m["latency_ms_p50"] == 1.5 and m["check_leakage/n_id_overlap"] == 0
     assert m["drift_flagged"] == int(found.drift["drift"].sum())
+    note = content.tags.pop("mlflow.note.content")  # the run's description, one paragraph
+    assert note.startswith(f"Evaluation of the predictions in the test data on {data['test']} (1,000 rows): "
+                           f"headline {found.headline} {report.metrics[found.headline]:.3f}") and "\n" not in note
     assert content.tags == {"classwatch.kind": "evaluate", "classwatch.model": "m",
                             "classwatch.headline": found.headline, "classwatch.model_uri": "none",
                             "classwatch.recommendation": found.recommendation["recommendation"].metric,
@@ -216,13 +219,13 @@ def aliased(data, tmp_path_factory) -> str:
     rows = pl.read_parquet(data["test"])
     est = LogisticRegression().fit(rows.select("x").to_pandas(), rows["label"].to_numpy())
     c = MlflowClient(uri, registry_uri=uri)
-    with process_uris(uri):  # log_model reads only the process-wide URIs
+    with process_uris(uri):  # log_model, and the registry's lookup of a models:/ source, read the process-wide URIs
         with mlflow.start_run(experiment_id=c.create_experiment("models")):
             mlflow.sklearn.log_model(est, name="model", registered_model_name="m", pip_requirements=["scikit-learn"],
                                      pyfunc_predict_fn="predict_proba",
                                      metadata={"classes": [str(k) for k in est.classes_]})
-    first = c.get_model_version("m", "1")  # version 2: the same model (the source is read through the URIs)
-    c.create_model_version("m", source=first.source, run_id=first.run_id)
+        first = c.get_model_version("m", "1")  # version 2: the same model
+        c.create_model_version("m", source=first.source, run_id=first.run_id)
     return uri
 
 

@@ -96,9 +96,12 @@ def test_log_then_find_the_period(spec, store):
     forced = log_period.fn(spec, s, plan, a, found)
     after = logged_period.fn(spec, s, SHIFTED)
     assert after.done.run_id == forced.run_id != logged.run_id and sorted(after.periods) == [PERIODS[0], SHIFTED]
-    frame, keys, alerts = over_time(after, SHIFTED, a.metrics, a.headline_metric)
-    assert frame["period"].to_list() == [PERIODS[0], SHIFTED] and alerts == [SHIFTED]
-    assert keys[-1] == "balanced_accuracy"
+    frame, shown, alerts = over_time(after, SHIFTED, a.metrics, a.decision.reasons, a.headline_metric)
+    assert frame["period"].to_list() == [PERIODS[0], SHIFTED]
+    kinds = {r.kind for r in a.decision.reasons}  # each alert is marked on the panels of its tests only
+    assert {p.column for p in shown if alerts[p.column] == [SHIFTED]} == {p.column for p in shown
+                                                                          if kinds & set(p.kinds)}
+    assert shown[-1].column == "balanced_accuracy" and all(v == [] or v == [SHIFTED] for v in alerts.values())
 
 
 def test_over_time_orders_periods_run_out_of_order(spec):
@@ -110,6 +113,60 @@ def test_over_time_orders_periods_run_out_of_order(spec):
 
     h = History("2024-02", "p", "p|2024-02", None, {"2024-03": run("2024-03", 1.0), "2023-11": run("2023-11", 0.0),
                                                      "2024-02": run("2024-02", 1.0)})
-    frame, keys, alerts = over_time(h, "2024-02", {"alert": 0.0, "max_score_wasserstein": 0.02}, "f1")
-    assert frame["period"].to_list() == ["2023-11", "2024-02", "2024-03"] and alerts == ["2024-03"]
-    assert frame["max_score_wasserstein"].to_list() == [0.01, 0.02, 0.01] and "f1" not in keys
+    frame, shown, alerts = over_time(h, "2024-02", {"alert": 0.0, "max_score_wasserstein": 0.02}, (), "f1")
+    # runs logged without reason records: their alerts are marked on every panel
+    assert frame["period"].to_list() == ["2023-11", "2024-02", "2024-03"] and alerts == {"max_score_wasserstein":
+                                                                                          ["2024-03"]}
+    assert frame["max_score_wasserstein"].to_list() == [0.01, 0.02, 0.01] and [p.column for p in shown] == \
+        ["max_score_wasserstein"]
+
+
+def test_weeks_and_days_as_periods(spec, tmp_path, store):
+    """ISO weeks and days: resolved, filtered on a date column, logged at their own step and time."""
+    import datetime as dt
+
+    import polars as pl
+    from flow_data import scored_rows
+
+    from tasks.config import sources
+
+    now = datetime(2024, 2, 1, 9, tzinfo=timezone.utc)
+    assert resolve_period("previous-week", now) == "2024-W04" and resolve_period("previous-day", now) == "2024-01-31"
+    assert sources.period_bounds("2024-W05") == (dt.date(2024, 1, 29), dt.date(2024, 2, 5))
+    assert sources.period_index("2024-W05") - sources.period_index("2024-W04") == 1
+    assert sources.period_index("2024-05-17") == (dt.date(2024, 5, 17) - dt.date(1970, 1, 1)).days
+    for bad in ("2024-W54", "2023-W53", "2024-02-30"):  # 2023 has 52 ISO weeks
+        with pytest.raises(ValueError, match="YYYY-Www"):
+            sources.check_period(bad)
+    rows = scored_rows(6_000, 50, "x").with_columns(
+        period=pl.Series([dt.date(2024, 1, 26) + dt.timedelta(days=i % 12) for i in range(6_000)]))
+    path = tmp_path / "daily.parquet"
+    rows.write_parquet(path)
+    daily = load_spec(spec, data={"current": str(path)})
+    days = [dt.date(2024, 1, 26) + dt.timedelta(days=i % 12) for i in range(6_000)]
+    in_week = sum(dt.date(2024, 1, 29) <= d < dt.date(2024, 2, 5) for d in days)
+    for period, expected in (("2024-W05", in_week), ("2024-01-29", days.count(dt.date(2024, 1, 29)))):
+        plan, a = _assessed(daily, period)
+        assert a.metrics["n_rows"] == expected
+        s = open_store(daily)
+        logged = log_period.fn(daily, s, plan, a, logged_period.fn(daily, s, period))
+        c = MlflowClient(store)
+        key = next(iter(c.get_run(logged.run_id).data.metrics))  # whatever the UI names it
+        point = c.get_metric_history(logged.run_id, key)
+        assert [(h.step, h.timestamp) for h in point] == [
+            (sources.period_index(period), int(datetime(2024, 1, 29, tzinfo=timezone.utc).timestamp() * 1000))]
+
+
+@pytest.mark.parametrize("cron, period", [("0 6 2 * *", "previous"), ("0 6 * * 1", "previous-week"),
+                                          ("30 5 * * *", "previous-day"), ("0 6 1,15 * *", "previous")])
+def test_the_schedule_passes_the_period_its_cron_matches(cron, period, tmp_path):
+    from deployments.serve import build_deployments
+    from tasks.monitor import scheduled_period
+
+    assert scheduled_period(cron) == period
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("name: m\n")
+    monitor = build_deployments(str(spec), cron=cron)[0]
+    assert monitor.schedules[0].parameters == {"period": period}
+    with pytest.raises(ValueError, match="5 fields"):
+        scheduled_period("@daily")

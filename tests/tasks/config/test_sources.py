@@ -69,3 +69,41 @@ def test_class_list_binary(tmp_path):
     pl.DataFrame({"label": ["spam", "ham", "spam"], "score": [0.9, 0.2, 0.7]}).write_parquet(path)
     spec = load_spec({"task": "binary", "positive_class": "spam"})
     assert sources.class_list(spec, str(path)) == ["ham", "spam"]
+
+
+def test_a_default_column_written_out_is_not_required(tmp_path):
+    """columns.price: price (the default, as the example spec writes it) on data without a price column is
+    skipped; another name must exist; price: null turns a present price column off."""
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"label": ["a", "b"], "score_a": [0.6, 0.3], "score_b": [0.4, 0.7]}).write_parquet(path)
+    spelt_out = load_spec({"columns": {"price": "price", "weight": "weight"}})
+    lay = sources.layout(spelt_out, str(path), ["a", "b"], require_labels=True)
+    assert lay.price is None and lay.weight is None and lay.scores == ["score_a", "score_b"]
+    with pytest.raises(InputError, match="missing column 'unit_price' \\(price\\)"):
+        sources.layout(load_spec({"columns": {"price": "unit_price"}}), str(path), ["a", "b"], require_labels=True)
+    priced = tmp_path / "p.parquet"
+    pl.DataFrame({"label": ["a"], "score_a": [0.6], "score_b": [0.4], "price": [1.0]}).write_parquet(priced)
+    assert sources.layout(load_spec({"columns": {"price": None}}), str(priced), ["a", "b"],
+                          require_labels=False).price is None
+
+
+@pytest.mark.parametrize("header, label", [("lable", "label"), ("Label", "label"), ("true_klass", "true_class")])
+def test_a_misspelt_label_column_is_an_error(tmp_path, header, label):
+    path = tmp_path / "d.csv"
+    pl.DataFrame({header: ["a", "b"], "score_a": [0.6, 0.3], "score_b": [0.4, 0.7]}).write_csv(path)
+    spec = load_spec({"columns": {"label": label}})
+    with pytest.raises(InputError, match=f"no label column '{label}', but column '{header}' looks like a misspelling"):
+        sources.layout(spec, str(path), ["a", "b"], require_labels=False)
+
+
+def test_a_delivery_without_labels_is_no_error(tmp_path):
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"score_a": [0.6, 0.3], "score_b": [0.4, 0.7], "price": [1.0, 2.0]}).write_parquet(path)
+    lay = sources.layout(load_spec({}), str(path), ["a", "b"], require_labels=False)
+    assert lay.label is None and lay.price == "price"
+
+
+@pytest.mark.parametrize("value", [-0.5, 1.5, float("nan")])
+def test_threshold_is_a_probability(value):
+    with pytest.raises(SpecError, match="field 'threshold'"):
+        load_spec({"task": "binary", "threshold": value})

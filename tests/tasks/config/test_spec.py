@@ -17,7 +17,7 @@ def test_example_yaml_loads_and_resolves_paths_against_the_file(tmp_path):
     assert spec.name == "price-classifier" and spec.task == "multiclass"
     assert spec.data.reference == str(path.parent / "data" / "reference.parquet")
     assert spec.data.current == str(path.parent / "data" / "deliveries" / "{period}.parquet")
-    assert spec.columns.features == ["title"]
+    assert spec.columns.features == [] and spec.columns.price == "price"  # defaults spelt out
 
 
 def test_defaults_match_the_documented_policy():
@@ -73,3 +73,15 @@ def test_tracking_uri_default(monkeypatch, tmp_path):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
     assert RunSpec().tracking_uri() == "http://127.0.0.1:5000"
     assert RunSpec(mlflow={"tracking_uri": "sqlite:///x.db"}).tracking_uri() == "sqlite:///x.db"
+
+
+def test_fingerprint_hashes_what_decides_a_result_only():
+    spec = load_spec({"name": "m", "task": "binary"})
+    same = [load_spec({"name": "m", "task": "binary", "n_boot": spec.n_boot, "threshold": 0.5}),  # defaults spelt out
+            load_spec({"name": "m", "task": "binary", "task_runner": "dask"}),
+            load_spec({"name": "m", "task": "binary", "trigger": {"events": ["alias:challenger"]}})]
+    assert {s.fingerprint() for s in same} == {spec.fingerprint()}
+    changed = [load_spec({"name": "m", "task": "binary", "threshold": 0.7}),
+               load_spec({"name": "m", "task": "binary", "alerts": {"alpha": 0.01}}),
+               load_spec({"name": "n", "task": "binary"})]
+    assert len({s.fingerprint() for s in changed} | {spec.fingerprint()}) == 4

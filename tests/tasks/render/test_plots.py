@@ -199,3 +199,26 @@ def test_time_series_with_alerts(tmp_path):
     path2 = timeseries.plot_time_series(frame, ["f1"], tmp_path / "f1.png", alerts=["2024-03"])
     _check_png(path2)
     assert plt.get_fignums() == [] and _figures_alive() <= before
+
+
+def test_time_series_thresholds_and_alerts_only_on_their_panels(tmp_path):
+    from PIL import Image
+
+    periods = [f"2024-{m:02d}" for m in range(1, 7)]
+    frame = pl.DataFrame({"period": periods, "change": [1.0, 1.2, 0.9, 5.0, 6.0, 1.1],
+                          "shift": [0.01, 0.01, 0.02, 0.01, 0.01, 0.01]})
+    path = timeseries.plot_time_series(
+        frame, ["change", "shift"], tmp_path / "over_time.png", alerts={"change": periods[3:5], "shift": []},
+        labels={"change": "largest prevalence change,\npoints", "shift": "largest score shift"},
+        thresholds={"change": 2.0, "shift": 0.05})
+    _check_png(path)
+    rgb = np.asarray(Image.open(path).convert("RGB")).astype(int)
+
+    def rows_of(colour: str) -> np.ndarray:
+        target = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)])
+        return np.nonzero((np.abs(rgb - target).sum(axis=2) < 30).any(axis=1))[0]
+
+    red, grey = rows_of(timeseries.ALERT_RED), rows_of(timeseries.THRESHOLD_GREY)
+    middle = rgb.shape[0] / 2  # two panels of equal height: the top one holds the alerts
+    assert red.size and red.max() < middle  # alert marks on the panel whose test raised them only
+    assert grey.size and (grey < middle).any() and (grey > middle).any()  # a threshold line in each panel

@@ -1,0 +1,334 @@
+"""Monitoring from a notebook: one period against its reference, from tables or statistics, to the typed result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from metrics_core import contract
+from metrics_core.classes import binary_classes, check_class_list
+from metrics_core.contract import Columns
+from metrics_core.errors import InputError
+from metrics_core.monitoring.estimate import assess_estimate
+from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_alert
+from metrics_core.monitoring.period import Bins, PeriodStats
+from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
+from metrics_core.monitoring.scan import scan_period
+from metrics_core.monitoring.tests import TestKey, compare, price_impact_binned
+from metrics_core.significance import TestResult
+
+__all__ = ["PeriodAssessment", "assess_period", "assess_stats"]
+
+
+@dataclass(frozen=True)
+class PeriodAssessment:
+    """A period judged against its reference: what the flow logs, without I/O.
+
+    Parameters
+    ----------
+    decision : Alert
+        The alert, its typed reasons, the table of tests (p-values corrected together) and the
+        headline check.
+    tests : dict of TestKey to TestResult
+        The monitoring tests (:func:`~metrics_core.monitoring.tests.compare`).
+    headline : Headline or None
+        The headline metric of the period and of the reference (None without labels).
+    metrics : dict of str to float
+        Flat metrics with semantic names (``n_rows``, ``perf/<metric>``, ``<headline>_ci_low``,
+        ``p_adj/<test>``, ``prevalence_label/<class>``, ...); the flow logs these.
+    tables : dict of str to polars.DataFrame
+        ``drift_table.json``, ``per_class_monitoring.json``, and when available
+        ``price_impact.json`` (ONS Annex E) and ``per_class_performance.json``.
+    reference, current : PeriodStats
+        The statistics compared.
+    headline_metric : str
+        Name of the headline metric.
+    report : Report or None
+        The period's performance report (None without labels).
+    """
+
+    decision: Alert
+    tests: dict
+    headline: Headline | None
+    metrics: dict
+    tables: dict
+    reference: PeriodStats
+    current: PeriodStats
+    headline_metric: str
+    report: Any = None
+
+    @property
+    def alert(self) -> bool:
+        """Whether the period raises a retraining alert."""
+        return self.decision.alert
+
+    @property
+    def reasons(self) -> tuple[Reason, ...]:
+        """Why (strongest first)."""
+        return self.decision.reasons
+
+
+def _report(stats: PeriodStats, options: Mapping | None):
+    if stats.performance is None:
+        return None
+    from metrics_core.report import binary_from_stats, multiclass_from_stats
+
+    from_stats = binary_from_stats if stats.task == "binary" else multiclass_from_stats
+    return from_stats(stats.performance, **dict(options or {}))
+
+
+def _headline(current: PeriodStats, metric: str, ref_report, cur_report) -> Headline | None:
+    """The headline metric of the period (value, interval, labelled rows) and of the reference; None without labels."""
+    if cur_report is None:
+        return None
+    if metric not in cur_report.metrics:
+        raise InputError(f"headline_metric: {metric!r} is not a metric of the {current.task} report; "
+                         f"choose one of {sorted(cur_report.metrics)[:30]}.")
+    ref_value = ref_report.metrics.get(metric) if ref_report is not None else None
+    ref_interval = ref_report.intervals.get(metric) if ref_report is not None else None
+    return Headline(metric, cur_report.metrics[metric], cur_report.intervals.get(metric), ref_value, ref_interval,
+                    int(current.label_counts.sum()))
+
+
+def _headline_metrics(headline: Headline | None, decision: Alert) -> dict:
+    """The headline's value, interval, floor, reference and test (drop, power, labelled rows needed)."""
+    if headline is None:
+        return {}
+    m, check = headline.metric, decision.headline
+    out = {m: headline.value}
+    if headline.interval is not None:
+        out[f"{m}_ci_low"], out[f"{m}_ci_high"] = headline.interval
+    if check is not None:
+        out[f"{m}_floor"] = check.floor
+    if headline.reference is not None:
+        out[f"{m}_reference"] = headline.reference
+    if check is not None:
+        out.update({f"{m}_drop": check.drop, f"{m}_power": check.power, "not_enough_labels": float(
+            not check.enough_labels)})
+        if check.n_needed is not None:
+            out[f"{m}_n_labelled_needed"] = check.n_needed
+    return out
+
+
+def _test_metrics(tests: Mapping[TestKey, TestResult]) -> dict:
+    """Per test: the watched value (prevalence, PSI, score shift, median price and its shift)."""
+    out = {}
+    for key, t in tests.items():
+        if key.kind.startswith("prevalence"):
+            out[f"{key.kind}/{key.cls}"] = t.details["p_current"]
+        elif key.kind.startswith("class_mix"):
+            out[f"psi_{key.kind}"] = t.effect_size
+        elif key.kind == "score":
+            out[f"score_wasserstein/{key.cls}"] = t.effect_size
+            out[f"score_psi/{key.cls}"] = t.details["psi"]
+        elif key.kind == "price":
+            out[f"price_median/{key.cls}"] = t.details["median_current"]
+            out[f"price_shift/{key.cls}"] = t.effect_size
+        elif key.kind.startswith("price_"):  # per labelled class and Annex E cell
+            out[f"{key.kind}_shift/{key.cls}"] = t.effect_size
+
+    def worst(*kinds: str) -> float:
+        vals = [abs(t.effect_size) for k, t in tests.items() if k.kind in kinds and np.isfinite(t.effect_size)]
+        return max(vals) if vals else float("nan")
+
+    out.update({"max_abs_prevalence_change_pred": worst("prevalence_pred"),
+                "max_abs_prevalence_change_label": worst("prevalence_label"),
+                "max_score_wasserstein": worst("score"), "max_abs_price_shift": worst("price"),
+                "max_abs_price_shift_label": worst("price_label"),
+                "max_abs_price_shift_cells": worst("price_false_positive", "price_false_negative")})
+    return out
+
+
+def _per_class(ref: PeriodStats, cur: PeriodStats, tests: Mapping[TestKey, TestResult]) -> pl.DataFrame:
+    """One row per class: prevalences, score and price summaries, expenditure share."""
+    rows = []
+    share = cur.weight_by_pred / cur.weight_by_pred.sum() if cur.weight_by_pred is not None \
+        and cur.weight_by_pred.sum() > 0 else np.full(cur.labels.size, np.nan)
+    for j, name in enumerate(ref.class_names()):
+        score = tests.get(TestKey("score", name))
+        price = tests.get(TestKey("price", name))
+        rows.append({
+            "class": name,
+            "prevalence_label_reference": float(ref.prevalence("label")[j]),
+            "prevalence_label_current": float(cur.prevalence("label")[j]),
+            "prevalence_pred_reference": float(ref.prevalence("pred")[j]),
+            "prevalence_pred_current": float(cur.prevalence("pred")[j]),
+            "score_mean_reference": score.details["mean_reference"] if score else np.nan,
+            "score_mean_current": score.details["mean_current"] if score else np.nan,
+            "score_wasserstein": score.effect_size if score else np.nan,
+            "score_psi": score.details["psi"] if score else np.nan,
+            "price_median_reference": price.details["median_reference"] if price else np.nan,
+            "price_median_current": price.details["median_current"] if price else np.nan,
+            "price_shift": price.effect_size if price else np.nan,
+            "expenditure_share_current": float(share[j]),
+        })
+    return pl.DataFrame(rows)
+
+
+def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = None, *,
+                 headline_metric: str | None = None, report_options: Mapping | None = None) -> PeriodAssessment:
+    """Tests, headline and alert decision of a period from its statistics, plus the metrics and tables.
+
+    Parameters
+    ----------
+    reference, current : PeriodStats
+        Statistics of the reference window and of the period (same class list and bins).
+    policy : AlertPolicy, mapping or object, optional
+        The alert policy (:meth:`AlertPolicy.of`).
+    headline_metric : str, optional
+        Metric watched against the floor; default :data:`DEFAULT_HEADLINE`.
+    report_options : mapping, optional
+        Keyword arguments of :func:`metrics_core.binary_from_stats` /
+        :func:`~metrics_core.multiclass_from_stats` (``beta``, ``cost_matrix``, ``level``,
+        ``n_boot``, ``seed``); ``level`` defaults to the policy's.
+
+    Returns
+    -------
+    PeriodAssessment
+        See :func:`assess_period`; the headline and performance metrics are absent (and the
+        headline check skipped) when the period has no labels.
+    """
+    p = AlertPolicy.of(policy)
+    options = {"level": p.level, **dict(report_options or {})}
+    tests = compare(reference, current)
+    metric = headline_metric or DEFAULT_HEADLINE
+    cur_report = _report(current, options)
+    headline = _headline(current, metric, _report(reference, options), cur_report)
+    lag = assess_estimate(reference, current, metric, beta=options.get("beta", 1.0), level=p.level,
+                          seed=options.get("seed", 0))  # label lag and calibration (helper E)
+    tests.update(lag.tests)
+    total = current.n_rows + current.n_new_class_rows
+    new = {c: (v[0], v[0] / total) for c, v in current.new_classes.items()}
+    decision = decide_alert(tests, p, headline or lag.headline, new)  # no labels: the estimated headline
+    metrics: dict = {"n_rows": current.n_rows, "n_rows_reference": reference.n_rows}
+    if cur_report is not None:
+        metrics.update({f"perf/{k}": v for k, v in cur_report.metrics.items()})
+    metrics.update(lag.metrics)
+    metrics.update(_headline_metrics(headline, decision))
+    metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])})
+    metrics.update(_test_metrics(tests))
+    if current.new_classes:
+        metrics["new_class_rows"] = current.n_new_class_rows
+        metrics.update({f"new_class/{c}": v[0] for c, v in current.new_classes.items()})
+    metrics.update({"n_tests": decision.table.height, "n_alert_reasons": len(decision.reasons),
+                    "alert": float(decision.alert)})
+    tables = {"drift_table.json": decision.table, "per_class_monitoring.json": _per_class(reference, current, tests)}
+    impact = price_impact_binned(current, p.alpha)
+    if impact is not None:
+        tables["price_impact.json"] = impact
+    if cur_report is not None and cur_report.per_class is not None:
+        tables["per_class_performance.json"] = cur_report.per_class
+    return PeriodAssessment(decision, tests, headline, metrics, tables, reference, current, metric, cur_report)
+
+
+def _arrow(table: Any, name: str) -> pa.Table:
+    """A pyarrow Table from a polars DataFrame / LazyFrame or a pyarrow Table."""
+    if isinstance(table, pl.LazyFrame):
+        table = table.collect()
+    if isinstance(table, pl.DataFrame):
+        return table.to_arrow()
+    if isinstance(table, pa.Table):
+        return table
+    raise InputError(f"{name}: expected a polars DataFrame or LazyFrame or a pyarrow Table (or PeriodStats), "
+                     f"got {type(table).__name__}.")
+
+
+def _class_list(ref: pa.Table, task: str, columns: Columns, labels, positive_class) -> list:
+    if labels is None:  # the sorted labels and predictions of the reference, as a file's class list
+        names = [c for c in (columns.label, columns.prediction) if c in ref.column_names]
+        if not names:
+            raise InputError(f"reference: no label column {columns.label!r} or prediction column "
+                             f"{columns.prediction!r} to take the class list from; pass labels=[...].")
+        names = [n for n in names if ref.column(n).type == ref.column(names[0]).type]
+        labels = sorted({v for n in names for v in ref.column(n).unique().drop_null().to_pylist()})
+    if task == "binary":
+        return binary_classes(list(labels), positive_class, where=f"reference: column {columns.label!r}")
+    return check_class_list(list(labels), where=f"reference: column {columns.label!r}")
+
+
+def _columns(columns: Columns | Mapping | None) -> Columns:
+    if columns is None or isinstance(columns, Columns):
+        return columns or Columns()
+    return Columns(**{k: (tuple(v) if k == "features" else v) for k, v in columns.items()})
+
+
+def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str = "multiclass",
+                  labels: list | None = None, columns: Columns | Mapping | None = None, positive_class: Any = None,
+                  headline_metric: str | None = None, bins: Bins = Bins(), threshold: float = 0.5,
+                  report_options: Mapping | None = None, classes: str = "open") -> PeriodAssessment:
+    """Monitor one period against a reference in memory: the same result the monitor_period flow logs.
+
+    Parameters
+    ----------
+    reference, current : polars.DataFrame, polars.LazyFrame, pyarrow.Table or PeriodStats
+        The reference window and the period, with the columns named by ``columns`` (label
+        optional in both; prediction and/or score columns; price and weight optional). Statistics
+        (:func:`~metrics_core.monitoring.scan.scan_period`) are taken as they are.
+    policy : AlertPolicy, mapping or object, optional
+        The alert policy (:class:`AlertPolicy`; a mapping of some fields; None = the defaults).
+    task : {"binary", "multiclass"}
+        The classification task.
+    labels : list, optional
+        The class list (order of the score columns); default the sorted labels (and predictions
+        and score-column classes) of the reference.
+    columns : Columns or mapping, optional
+        Column roles (:class:`metrics_core.contract.Columns`): ``label``, ``prediction``,
+        ``score``/``score_prefix``, ``price``, ``weight``.
+    positive_class : optional
+        Binary: the positive class (default: as :func:`metrics_core.classes.binary_classes`).
+    headline_metric : str, optional
+        Metric watched against the floor (default ``balanced_accuracy``).
+    bins : Bins
+        Histogram bins (must match when statistics are given).
+    threshold : float
+        Binary decision threshold when the class comes from the score.
+    report_options : mapping, optional
+        Keyword arguments of the performance report (``n_boot``, ``seed``, ``beta``, ``cost_matrix``).
+    classes : {"open", "closed"}
+        ``"open"``: rows of ``current`` whose label or prediction is outside the class list are
+        counted, left out and reported ("class 'X' appeared: N rows (p% of the period)", an alert
+        reason); ``"closed"``: they are an error. The reference is always closed.
+
+    Returns
+    -------
+    PeriodAssessment
+        The decision (``alert``, typed ``reasons``), the tests, the headline, the metrics with
+        semantic names and the tables; the flow logs exactly these metrics (MLflow keys made safe).
+
+    Raises
+    ------
+    InputError
+        A table that breaks the input contract (missing column, NaN scores, a label outside the
+        class list, ...), named as ``reference`` or ``current``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ref = pl.DataFrame({"label": ["a", "b"] * 500, "prediction": ["a", "b"] * 450 + ["b", "a"] * 50})
+    >>> cur = pl.DataFrame({"label": ["a", "b"] * 500, "prediction": ["a", "b"] * 350 + ["a", "a"] * 150})
+    >>> out = assess_period(ref, cur, {"metric_drop": 0.1}, report_options={"n_boot": 0})
+    >>> out.alert, out.metrics["prevalence_pred/b"], out.metrics["balanced_accuracy"]
+    (True, 0.35, 0.85)
+    >>> [r.key.name for r in out.reasons]
+    ['prevalence_pred:a', 'prevalence_pred:b']
+    """
+    if isinstance(reference, PeriodStats) and isinstance(current, PeriodStats):
+        return assess_stats(reference, current, policy, headline_metric=headline_metric,
+                            report_options=report_options)
+    cols = _columns(columns)
+    ref, cur = _arrow(reference, "reference"), _arrow(current, "current")
+    if classes not in ("open", "closed"):
+        raise InputError(f"classes: expected 'open' or 'closed', got {classes!r}.")
+    class_list = _class_list(ref, task, cols, labels, positive_class)
+    layouts = [contract.resolve_layout(t.schema, task, cols, labels=class_list, require=[], where=w)
+               for t, w in ((ref, "reference"), (cur, "current"))]
+    contract.check_same_schema(ref.schema, cur.schema, layouts[0], reference="reference", current="current")
+    stats = [scan_period(t, task, class_list, bins, label=lay.label, prediction=lay.prediction, scores=lay.scores,
+                         price=lay.price, weight=lay.weight, threshold=threshold, where=w,
+                         open_classes=w == "current" and classes == "open")
+             for t, lay, w in zip((ref, cur), layouts, ("reference", "current"))]
+    return assess_stats(*stats, policy, headline_metric=headline_metric, report_options=report_options)

@@ -1,0 +1,433 @@
+"""Performance while labels lag: calibration maps of the reference, estimated metrics, the calibration-change test."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+from scipy.optimize import isotonic_regression
+
+from metrics_core.calibration import CalibrationCounts, calibration_metrics
+from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
+from metrics_core.monitoring.decision import Headline
+from metrics_core.monitoring.period import PeriodStats
+from metrics_core.monitoring.tests import TestKey
+from metrics_core.significance import TestResult
+
+__all__ = ["CalibrationMap", "Estimate", "fit_calibration_map", "expected_confusion", "estimate_performance",
+           "estimate_period", "calibration_change", "assess_estimate", "PeriodEstimate", "ESTIMATED", "PREFIX"]
+
+#: Prefix of the estimated metrics in a period's metrics.
+PREFIX = "estimated/"
+
+#: The count-based metrics estimated per task (plus the headline metric when it is count-based).
+ESTIMATED = {"binary": ("accuracy", "balanced_accuracy", "precision", "recall", "specificity", "f1", "fbeta", "mcc",
+                        "cohen_kappa", "prevalence"),
+             "multiclass": ("accuracy", "balanced_accuracy", "cohen_kappa", "mcc", "f1_macro", "f1_weighted",
+                            "precision_macro", "recall_macro", "fbeta_macro")}
+
+
+def _isotonic(keys: np.ndarray, n: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Isotonic (non-decreasing) fit of the outcome frequency over the fine bins, weighted by their
+    rows; empty bins take the value of the nearest fitted bins (linear between them, flat outside);
+    all nan without rows."""
+    full = n > 0
+    if not full.any():
+        return np.full(n.size, np.nan)
+    fit = isotonic_regression(pos[full] / n[full], weights=n[full], increasing=True).x
+    return np.interp(keys, keys[full], fit)
+
+
+@dataclass(frozen=True)
+class CalibrationMap:
+    """Calibrated probabilities fitted on the reference, per fine score bin.
+
+    ``probs[j, b]``: P(label = class of score column j | that score in fine bin b), one-vs-rest
+    over all rows (binary: one column, the positive class); multiclass, a last row ``top_label``:
+    P(prediction right | its score in bin b). ``names`` name the rows. ``cond[k, j, b]``: the same among the
+    rows predicted as class k, over the coarser bins centred at ``cond_keys`` (the one-vs-rest
+    map, ``coarse_probs``, where the reference has no such rows). ``n`` and ``pos`` (K, S, B')
+    are the reference rows and positives behind ``cond``, from which the estimate
+    draws its bootstrap replicates; ``replicates[r, j, b]`` are bootstrap replicates of ``probs``.
+    """
+
+    names: tuple[str, ...]
+    keys: np.ndarray
+    probs: np.ndarray
+    replicates: np.ndarray
+    cond: np.ndarray
+    n: np.ndarray
+    pos: np.ndarray
+    cond_keys: np.ndarray | None = None
+    coarse_probs: np.ndarray | None = None
+
+    def conditional(self, n: np.ndarray | None = None, pos: np.ndarray | None = None) -> np.ndarray:
+        """The per-predicted-class maps (K, S, B) fitted on counts ``n``, ``pos`` (default the reference's);
+        a (k, j) without rows falls back to the one-vs-rest map of column j."""
+        n = self.n if n is None else n
+        pos = self.pos if pos is None else pos
+        out = np.empty(n.shape)
+        for k in range(n.shape[0]):
+            for j in range(n.shape[1]):
+                out[k, j] = _isotonic(self.cond_keys, n[k, j], pos[k, j]) if n[k, j].any() else self.coarse_probs[j]
+        return out
+
+
+def _binomial(rng, n: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Positives redrawn per bin as Binomial(rows, observed frequency): a bootstrap of the rows given their bins."""
+    freq = np.divide(pos, n, out=np.zeros(n.shape), where=n > 0)
+    return rng.binomial(np.rint(n).astype(np.int64), np.clip(freq, 0, 1)).astype(np.float64)
+
+
+def fit_calibration_map(reference: PeriodStats, *, n_boot: int = 200, seed: int = 0, resolution: int = 100
+                        ) -> CalibrationMap | None:
+    """Fit the calibration maps on the reference window's statistics.
+
+    Parameters
+    ----------
+    reference : PeriodStats
+        The reference window, with labels and scores in [0, 1] (``reference.calibration``,
+        ``reference.positives_by_pred``).
+    n_boot : int
+        Bootstrap replicates of the one-vs-rest map (every fine bin's positives redrawn as
+        Binomial(rows of the bin, observed frequency), the fit repeated).
+    seed : int
+        Seed of the replicates.
+    resolution : int
+        Score bins of the per-predicted-class maps (the fine bins summed; 100 bins of 0.01 by
+        default: fewer, better-filled bins and a fast bootstrap).
+
+    Returns
+    -------
+    CalibrationMap or None
+        Isotonic regression (``scipy.optimize.isotonic_regression``, pool-adjacent-violators) of
+        the outcome frequency on the score weighted by rows per fine bin: one-vs-rest per class,
+        and per (predicted class, class). None without reference calibration statistics (no
+        labels, no scores, scores outside [0, 1], more than ``MAX_CELL_CLASSES`` classes).
+    """
+    cal = reference.calibration
+    if cal is None or reference.positives_by_pred is None or not all(c.valid for c in cal.targets):
+        return None
+    rng = np.random.default_rng(seed)
+    keys = cal.targets[0].keys
+    targets = _targets(cal)
+    probs = np.stack([_isotonic(keys, c.n, c.y) for _, c in targets])
+    reps = np.stack([np.stack([_isotonic(keys, c.n, _binomial(rng, c.n, c.y)) for _, c in targets])
+                     for _ in range(n_boot)]) if n_boot else probs[None]
+    n, pos = _coarsen(reference.score_by_pred, resolution), _coarsen(reference.positives_by_pred, resolution)
+    ckeys = (np.arange(n.shape[-1]) + 0.5) / n.shape[-1]
+    coarse = np.stack([np.interp(ckeys, keys, p) for p in probs])
+    names = tuple(name for name, _ in targets)
+    partial = CalibrationMap(names, keys, probs, reps, np.empty(0), n, pos, ckeys, coarse)
+    return CalibrationMap(names, keys, probs, reps, partial.conditional(), n, pos, ckeys, coarse)
+
+
+def _targets(cal) -> list:
+    """(name, CalibrationCounts) of each class's score, then the top label (multiclass)."""
+    top = [] if cal.top_label is None else [("top_label", cal.top_label)]
+    return list(zip(cal.names, cal.targets)) + top
+
+
+def _coarsen(hist: np.ndarray, resolution: int) -> np.ndarray:
+    """A (K, S, B + 2) histogram without its overflow bins, summed into ``resolution`` bins when B is a
+    multiple of it (else kept at B)."""
+    h = hist[..., 1:-1].astype(np.float64)
+    b = h.shape[-1]
+    if resolution and b % resolution == 0 and b > resolution:
+        h = h.reshape(*h.shape[:-1], resolution, b // resolution).sum(axis=-1)
+    return h
+
+
+def expected_confusion(task: str, cond: np.ndarray, score_by_pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Expected confusion counts and their variances from calibrated probabilities.
+
+    Parameters
+    ----------
+    task : {"binary", "multiclass"}
+        The task.
+    cond : numpy.ndarray, shape (..., K, S, B)
+        Calibrated probability of score column j's class per predicted class k and fine bin
+        (:attr:`CalibrationMap.cond`); leading axes are replicates.
+    score_by_pred : numpy.ndarray, shape (K, S, B + 2)
+        Rows per predicted class, score column and score bin (overflow bins first and last).
+
+    Returns
+    -------
+    (expected, variance) : numpy.ndarray, shape (..., K, K)
+        Rows = label, columns = predicted. Each row's label is an independent Bernoulli draw with
+        its calibrated probability, so a cell is a Poisson-binomial count: mean the sum of the
+        probabilities, variance the sum of p (1 - p). Binary: exact (one score per row).
+        Multiclass: the diagonal cell (k, k) is exact in the same way (the predicted class's own
+        score); a row's one-vs-rest probabilities of the other classes need not sum to 1 - p, so
+        the off-diagonal cells of column k share the rest of its rows in proportion to their
+        sums (variances scaled by the square of the factor).
+    """
+    h = _coarsen(score_by_pred, cond.shape[-1])  # (K, S, B')
+    raw = np.einsum("ksb,...ksb->...sk", h, cond)
+    var = np.einsum("ksb,...ksb->...sk", h, cond * (1 - cond))
+    n_k = h[:, 0].sum(axis=1)
+    if task == "binary":
+        pos, v = raw[..., 0, :], var[..., 0, :]
+        return np.stack([n_k - pos, pos], axis=-2), np.stack([v, v], axis=-2)
+    k = n_k.size
+    eye = np.eye(k, dtype=bool)
+    diag = np.where(eye, raw, 0.0)
+    off = np.where(eye, 0.0, raw)
+    rest = n_k - diag.sum(axis=-2)
+    tot = off.sum(axis=-2, keepdims=True)
+    scale = np.divide(rest[..., None, :], tot, out=np.zeros_like(tot), where=tot > 0)
+    return diag + off * scale, np.where(eye, var, var * scale ** 2)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimated performance of a period: ``expected`` confusion (label x predicted), the
+    metrics with their intervals (``metrics``: ``estimated/<key>``, ``..._ci_low``, ``..._ci_high``)
+    and the replicate values (``draws``: key -> array) the intervals come from."""
+
+    expected: np.ndarray
+    metrics: dict[str, float]
+    draws: dict[str, np.ndarray]
+    level: float
+
+    def interval(self, key: str) -> tuple[float, float]:
+        """(low, high) of metric ``key`` (without the prefix)."""
+        return self.metrics[f"{PREFIX}{key}_ci_low"], self.metrics[f"{PREFIX}{key}_ci_high"]
+
+
+def _metrics(task: str, m: np.ndarray, beta: float) -> dict:
+    if task == "binary":
+        return binary_confusion_metrics(m, beta)
+    out, _ = multiclass_confusion_metrics(m, beta)
+    return out
+
+
+def _draw(task: str, expected: np.ndarray, var: np.ndarray, n_k: np.ndarray, rng) -> np.ndarray:
+    """One Poisson-binomial draw per replicate (normal approximation), columns kept at their row counts."""
+    z = rng.standard_normal(expected.shape)
+    if task == "binary":
+        pos = np.clip(expected[..., 1, :] + np.sqrt(var[..., 1, :]) * z[..., 1, :], 0, n_k)
+        return np.stack([n_k - pos, pos], axis=-2)
+    c = np.clip(expected + np.sqrt(var) * z, 0, None)
+    eye = np.eye(n_k.size, dtype=bool)
+    diag = np.minimum(np.where(eye, c, 0.0), n_k)
+    off = np.where(eye, 0.0, c)
+    tot = off.sum(axis=-2, keepdims=True)
+    rest = (n_k - diag.sum(axis=-2))[..., None, :]
+    return diag + off * np.divide(rest, tot, out=np.zeros_like(tot), where=tot > 0)
+
+
+def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.ndarray, *, known=None,
+                         keys=None, beta: float = 1.0, level: float = 0.95, n_boot: int = 200, seed: int = 0
+                         ) -> Estimate:
+    """Count-based metrics of a period estimated from calibrated scores, with intervals.
+
+    Parameters
+    ----------
+    task : {"binary", "multiclass"}
+        The task.
+    cal_map : CalibrationMap
+        Fitted on the reference (:func:`fit_calibration_map`).
+    score_by_pred : numpy.ndarray, shape (K, S, B + 2)
+        The unlabelled rows' score histograms per predicted class (``PeriodStats.score_by_pred``).
+    known : numpy.ndarray, shape (K, K), optional
+        Confusion counts of the period's rows that are labelled already (a part labelled),
+        added to the estimate of the others.
+    keys : sequence of str, optional
+        Metrics to return (default :data:`ESTIMATED` of the task); each must be count-based.
+    beta : float
+        The beta of F-beta.
+    level : float
+        Level of the intervals.
+    n_boot : int
+        Replicates of the interval.
+    seed : int
+        Seed of the draws.
+
+    Returns
+    -------
+    Estimate
+        Point values: the metrics of the expected confusion (calibration maps of the whole
+        reference). Interval: percentiles of the metric over replicates, each the maps refitted
+        on a bootstrap of the reference statistics (every bin's positives redrawn as
+        Binomial(rows, rate)) and a draw of the counts from their Poisson-binomial
+        distribution (normal approximation, sum of p(1-p)): both the calibration's uncertainty
+        and the period's own sampling of labels, so the interval is for the metric the labels
+        will show. Valid while P(label | score) is the reference's (no concept shift; see
+        docs/label-lag.md). Metrics undefined on the counts are nan.
+    """
+    keys = tuple(keys or ESTIMATED[task])
+    known = 0.0 if known is None else np.asarray(known, dtype=np.float64)
+    n_k = score_by_pred[:, 0, 1:-1].sum(axis=1).astype(np.float64)
+    rng = np.random.default_rng(seed)
+    expected, _ = expected_confusion(task, cal_map.cond, score_by_pred)
+    drawn = np.empty((n_boot, *expected.shape))
+    for r in range(n_boot):
+        cond = cal_map.conditional(pos=_binomial(rng, cal_map.n, cal_map.pos))
+        rep_exp, rep_var = expected_confusion(task, cond, score_by_pred)
+        drawn[r] = _draw(task, rep_exp, rep_var, n_k, rng)
+    drawn += known
+    point = _metrics(task, expected + known, beta)
+    reps = _metrics(task, drawn, beta)
+    alpha = (1 - level) / 2
+    out: dict[str, float] = {}
+    draws: dict[str, np.ndarray] = {}
+    for k in keys:
+        v = np.asarray(reps[k], dtype=np.float64)
+        draws[k] = v
+        ok = v[np.isfinite(v)]
+        lo, hi = (np.quantile(ok, [alpha, 1 - alpha]) if ok.size else (math.nan, math.nan))
+        out[f"{PREFIX}{k}"] = float(point[k])
+        out[f"{PREFIX}{k}_ci_low"], out[f"{PREFIX}{k}_ci_high"] = float(lo), float(hi)
+    return Estimate(expected + known, out, draws, level)
+
+
+def estimate_period(reference: PeriodStats, current: PeriodStats, *, headline: str | None = None,
+                    cal_map: CalibrationMap | None = None, beta: float = 1.0, level: float = 0.95,
+                    n_boot: int = 200, seed: int = 0) -> Estimate | None:
+    """The performance of ``current`` estimated from its scores and the reference's calibration.
+
+    Parameters
+    ----------
+    reference, current : PeriodStats
+        The reference window (labels and scores) and the period (scores; labels not used).
+    headline : str, optional
+        The headline metric, added to the estimated keys when it is count-based.
+    cal_map : CalibrationMap, optional
+        A map fitted before (else fitted here with ``n_boot`` replicates).
+    beta, level, n_boot, seed
+        As for :func:`estimate_performance` and :func:`fit_calibration_map`.
+
+    Returns
+    -------
+    Estimate or None
+        None when the reference has no calibration statistics or the period no score histograms
+        per predicted class (more than ``MAX_CELL_CLASSES`` classes) or scores outside [0, 1].
+        Labels of the period are ignored: with labels the estimate is checked against the
+        measured metric (the label-lag validation).
+    """
+    cal_map = cal_map or fit_calibration_map(reference, n_boot=n_boot, seed=seed)
+    h = current.score_by_pred
+    if cal_map is None or h is None or h[:, :, 0].sum() or h[:, :, -1].sum():
+        return None
+    keys = list(ESTIMATED[current.task])
+    probe = _metrics(current.task, np.eye(current.labels.size), beta)
+    if headline and headline not in keys and headline in probe:
+        keys.append(headline)
+    return estimate_performance(current.task, cal_map, h, keys=keys, beta=beta, level=level, n_boot=n_boot,
+                                seed=seed)
+
+
+def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: int = 10) -> dict[str, TestResult]:
+    """Does the period's calibration differ from the reference's? One test per class.
+
+    Parameters
+    ----------
+    cal_map : CalibrationMap
+        The reference's calibration map (with its bootstrap replicates).
+    current : PeriodStats
+        A labelled period (``current.calibration``).
+    n_bins : int
+        Fixed-width bins over [0, 1] compared.
+
+    Returns
+    -------
+    dict of class name (or ``"top_label"``) to TestResult
+        Per class (one-vs-rest score; multiclass also the top label: the predicted class's score
+        against "the prediction was right"): in each bin b, the observed positives O_b against those the
+        reference map expects for the period's own scores, E_b = sum of g(score); statistic
+        X^2 = sum_b (O_b - E_b)^2 / (V_b + W_b), V_b = sum g(1 - g) (the period's sampling), W_b the
+        variance of E_b over the map's bootstrap replicates (the reference's); p-value from
+        chi-squared with the number of non-empty bins as degrees of freedom (Hosmer-Lemeshow
+        without fitted parameters). Effect: ``sum_b |O_b - E_b| / N``, the expected calibration
+        error of the period measured against the reference's calibration (0 when the relation
+        between scores and labels is unchanged, up to sampling noise of order
+        sqrt(p(1-p)/N_b)). Empty without calibration statistics in the period.
+    """
+    cal = current.calibration
+    if cal is None:
+        return {}
+    out = {}
+    for j, (name, cc) in enumerate(_targets(cal)):
+        if not cc.valid:
+            continue
+        coarse = np.minimum((cc.keys * n_bins).astype(np.int64), n_bins - 1)
+        obs = np.bincount(coarse, weights=cc.y, minlength=n_bins)
+        g = cal_map.probs[j]
+        exp = np.bincount(coarse, weights=cc.n * g, minlength=n_bins)
+        var = np.bincount(coarse, weights=cc.n * g * (1 - g), minlength=n_bins)
+        reps = np.stack([np.bincount(coarse, weights=cc.n * r, minlength=n_bins) for r in cal_map.replicates[:, j]])
+        denom = var + reps.var(axis=0)
+        full = denom > 0
+        x2 = float(np.sum((obs[full] - exp[full]) ** 2 / denom[full]))
+        df = int(full.sum())
+        p = float(sps.chi2.sf(x2, df)) if df else math.nan
+        effect = float(np.abs(obs - exp).sum() / cc.total)
+        verdict = "undefined" if not df else ("significant" if p < 0.05 else "not significant")
+        out[name] = TestResult("calibration change (chi-squared over score bins)", x2, p, effect,
+                               "ECE against the reference calibration", f"{verdict} at alpha=0.05", 0.05, None,
+                               {"df": float(df), "observed": float(obs.sum()), "expected": float(exp.sum()),
+                                "rate_current": float(obs.sum() / cc.total),
+                                "rate_expected": float(exp.sum() / cc.total)})
+    return out
+
+
+@dataclass(frozen=True)
+class PeriodEstimate:
+    """What the label-lag estimate and the calibration check add to a monitored period: ``metrics``
+    (``estimated/<key>`` with intervals; with labels ``calibration_change/<class>``,
+    ``max_calibration_change`` and the period's ``perf/<calibration key>``), ``tests`` (the
+    calibration-change tests, keyed by ``TestKey("calibration", class)``) and ``headline`` (the
+    estimated headline, metric ``estimated/<metric>``, for a period without labels; else None)."""
+
+    metrics: dict
+    tests: dict
+    headline: Headline | None
+    estimate: Estimate | None
+
+
+def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *, beta: float = 1.0,
+                    level: float = 0.95, n_boot: int = 100, seed: int = 0) -> PeriodEstimate:
+    """The label-lag estimate and the calibration-change tests of one period (used by the period assessment).
+
+    Parameters
+    ----------
+    reference, current : PeriodStats
+        The reference window and the period.
+    metric : str
+        The headline metric.
+    beta, level, n_boot, seed
+        As for :func:`estimate_period` (100 replicates: the coverage test's setting, about 1 s
+        for 10 classes).
+
+    Returns
+    -------
+    PeriodEstimate
+        Empty (no metrics, no tests, no headline) when the reference has no calibration map (no
+        labels or scores there). The estimated headline's reference value is the reference's
+        measured metric; its interval is the estimate's (it holds the reference's calibration
+        uncertainty), so the reference enters the drop test without its own interval.
+    """
+    cal_map = fit_calibration_map(reference, n_boot=n_boot, seed=seed)
+    if cal_map is None:
+        return PeriodEstimate({}, {}, None, None)
+    est = estimate_period(reference, current, headline=metric, cal_map=cal_map, beta=beta, level=level,
+                          n_boot=n_boot, seed=seed)
+    metrics = dict(est.metrics) if est is not None else {}
+    tests: dict = {}
+    if current.calibration is not None:
+        checks = calibration_change(cal_map, current)
+        tests = {TestKey("calibration", name): t for name, t in checks.items()}
+        metrics.update({f"calibration_change/{name}": t.effect_size for name, t in checks.items()})
+        effects = [t.effect_size for t in checks.values() if math.isfinite(t.effect_size)]
+        metrics["max_calibration_change"] = max(effects) if effects else math.nan
+        values, _ = calibration_metrics(current.calibration)
+        metrics.update({f"perf/{k}": v for k, v in values.items()})
+    headline = None
+    if est is not None and not current.has_labels and f"{PREFIX}{metric}" in est.metrics:
+        ref_value = _metrics(reference.task, reference.performance.confusion.matrix, beta).get(metric)
+        headline = Headline(f"{PREFIX}{metric}", est.metrics[f"{PREFIX}{metric}"], est.interval(metric),
+                            None if ref_value is None else float(ref_value), None, int(current.n_rows))
+    return PeriodEstimate(metrics, tests, headline, est)

@@ -1,0 +1,137 @@
+"""The command line's conventions (issue 12 section 6): exit codes, plain machine output, option names, --version,
+classwatch.yaml picked up by monitor, several periods with a summary, the example spec used verbatim."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import version
+
+import polars as pl
+import pytest
+import yaml
+from flow_data import mlflow_runs
+from test_bad_input_suite import EXPERIMENT, n_rows, project, rows
+from typer.testing import CliRunner
+
+from classwatch.cli import app
+from classwatch.commands import errors
+
+runner = CliRunner(env={"COLUMNS": "200", "CLASSWATCH_DEBUG": ""})
+
+
+def test_version():
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"classwatch {version('classwatch')}\n"
+
+
+def test_example_spec_is_plain_valid_yaml_at_any_width():
+    result = CliRunner(env={"COLUMNS": "40"}).invoke(app, ["monitor", "--example-spec"])
+    assert result.exit_code == 0
+    from tasks.config.spec import EXAMPLE
+
+    assert result.output == EXAMPLE  # no wrapping, no markup
+    parsed = yaml.safe_load(result.output)
+    assert parsed["columns"]["price"] == "price" and parsed["alerts"]["price_change"] == 0.10
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (["evaluate"], 2, ["Missing argument"]),                       # usage
+    (["monitor", "--spec", "spec.yaml"], 2, ["--period"]),          # usage: --period is required
+    (["monitor", "--period", "2024-01", "--spec", "nowhere.yaml"], 2, ["nowhere.yaml"]),
+    (["monitor", "--period", "2024-01"], 2, ["classwatch.yaml", "--spec"]),  # no spec here
+    (["recommend", "history.parquet", "--label-column", "lable"], 2, ["'lable'"]),
+    (["ui", "--tracking-uri", "sqlite:///nowhere/mlflow.db"], 1, ["classwatch demo"]),  # not the input's fault
+])
+def test_exit_codes(args, code, words, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "spec.yaml").write_text("name: m\n")
+    rows(200, 1).write_parquet(tmp_path / "history.parquet")
+    result = runner.invoke(app, args)
+    assert result.exit_code == code, result.output
+    for w in words:
+        assert w in result.output, (w, result.output)
+    assert "Traceback" not in result.output
+
+
+def test_exit_code_of_an_exception():
+    from metrics_core.errors import InputError
+    from tasks.config.spec import SpecError
+
+    assert errors.exit_code(InputError("x")) == errors.exit_code(SpecError("x")) == errors.BAD_INPUT == 2
+    assert errors.exit_code(RuntimeError("server down")) == errors.exit_code(OSError("disk")) == errors.FAILED == 1
+
+
+def test_debug_keeps_the_traceback(monkeypatch, capsys):
+    monkeypatch.setenv(errors.DEBUG_ENV, "1")
+    with pytest.raises(Exception) as stop:
+        try:
+            raise ValueError("bad column")
+        except ValueError as exc:
+            errors.fail(exc)
+    assert stop.value.exit_code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "Error: bad column" in err
+
+
+def test_positive_class_option_and_its_old_name(tmp_path):
+    df = rows(400, 3).select(pl.col("label").replace_strict({"a": "beer", "b": "wine", "c": "wine"}),
+                             pl.col("score_a").alias("score"))
+    df.write_parquet(tmp_path / "drinks.parquet")
+    outputs = []
+    for option in ("--positive-class", "--pos-label"):
+        result = runner.invoke(app, ["evaluate", str(tmp_path / "drinks.parquet"), "-t", "binary", option, "beer",
+                                     "--n-boot", "50", "--no-plots"])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output)
+    assert outputs[0] == outputs[1]
+    help_text = runner.invoke(app, ["evaluate", "--help"]).output
+    assert "--positive-class" in help_text and "--pos-label" not in help_text
+    assert "--positive-class" in runner.invoke(app, ["recommend", "--help"]).output
+
+
+def test_monitor_help_marks_period_required_and_names_the_default_spec():
+    text = runner.invoke(app, ["monitor", "--help"]).output
+    assert "required" in text and "classwatch.yaml" in text
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_several_periods_go_on_after_a_failure_and_summarise(tmp_path, monkeypatch):
+    """classwatch.yaml in the folder is the spec; 2024-03 has no file, 2024-02 has no labels (a warning)."""
+    p = project(tmp_path)
+    rows(300, 4, period="2024-02").drop("label").write_parquet(p.delivery("2024-02"))
+    (p.root / "classwatch.yaml").write_text(yaml.safe_dump(p.spec))
+    monkeypatch.chdir(p.root)
+    result = runner.invoke(app, ["monitor", "--period", "2024-01", "--period", "2024-03", "--period", "2024-02"])
+    assert result.exit_code == 2, result.output
+    out = " ".join(result.output.split())  # the tables and long lines wrap at the console width
+    assert "Error: 2024-03: " in out and "2024-03.parquet: no such file" in out
+    assert "1 of 3 period(s) failed and logged nothing (2024-03); logged: 2024-01, 2024-02." in out
+    assert "2 new period run(s), 0 already logged (use --force to redo): 2024-01, 2024-02." in out
+    assert "Without labels (performance not measured): 2024-02." in out
+    assert "Traceback" not in out
+    logged = {r.data.tags.get("classwatch.period"): r.info.status for r in mlflow_runs(p.store, EXPERIMENT)
+              if r.data.tags.get("classwatch.period")}
+    assert logged == {"2024-01": "FINISHED", "2024-02": "FINISHED"}
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_example_spec_verbatim_works_without_price_and_weight_columns(tmp_path, monkeypatch):
+    """A default written out (columns.price: price) is not a requirement: the data here has no price,
+    weight or title column, and the spec is the example as printed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    (tmp_path / "data" / "deliveries").mkdir(parents=True)
+    rows(600, 1, period="2023-12").drop("price", "weight").write_parquet(tmp_path / "data" / "reference.parquet")
+    rows(300, 2).drop("price", "weight").write_parquet(tmp_path / "data" / "deliveries" / "2024-01.parquet")
+    (tmp_path / "spec.yaml").write_text(runner.invoke(app, ["monitor", "--example-spec"]).output)
+    result = runner.invoke(app, ["monitor", "--spec", "spec.yaml", "--period", "2024-01"])
+    assert result.exit_code == 0, result.output
+    runs = [r for r in mlflow_runs(f"sqlite:///{tmp_path / 'mlflow.db'}", "classwatch")
+            if r.data.tags.get("classwatch.period") == "2024-01"]
+    assert [r.info.status for r in runs] == ["FINISHED"] and n_rows(runs[0]) == 300
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
