@@ -9,8 +9,8 @@ from prefect import flow
 from tasks.alerts import raise_alert
 from tasks.config.spec import load_spec
 from tasks.log import log_period
-from tasks.monitor import (PeriodResult, assess, logged_period, open_store, plan_period, resolve_period, run_keys,
-                           summarise)
+from tasks.monitor import (PeriodResult, assess, labels_arrived, logged_period, open_store, plan_period,
+                           resolve_period, run_keys, summarise)
 
 
 @flow(name="monitor_period")
@@ -21,12 +21,14 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
     Parameters (JSON-able, for deployments): ``spec`` a YAML path, a dict or a loaded RunSpec,
     ``period`` "YYYY-MM" or "previous" (the month before the scheduled start), ``current``
     overrides ``data.current`` (may contain ``{period}``), ``force`` recomputes and re-logs a
-    period that is already logged (the alert event keeps its deterministic id, so Prefect still
+    period that is already logged (a period logged without labels is recomputed without ``force``
+    once its delivery has a label column: the measurement replaces the estimate) (the alert event keeps its deterministic id, so Prefect still
     delivers it once).
 
     Order (under the period's lock, :meth:`tasks.store.mlflow.MlflowStore.lock`, so two processes
     monitoring one period at once log it once): look the period up in MLflow (one search; a
-    logged period returns at once, reading no data) -> plan and check both sources (metadata)
+    logged period returns at once, reading no data, unless it was logged without labels and its
+    delivery now has them) -> plan and check both sources (metadata)
     -> one pass over reference and current (concurrently) -> tests, headline, alert decision
     -> MLflow (a child run per period under a parent per model and reference window; FINISHED
     only when complete) -> alert event and artifact when the period alerts for the first time.
@@ -38,7 +40,7 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
     # One process at a time per period (a scheduled run racing a manual one): the second finds it logged.
     with store.lock(run_keys(s, period)[1]):
         history = logged_period(s, store, period)
-        if history.done is not None and not force:
+        if history.done is not None and not force and not labels_arrived(s, period, history.done):
             return PeriodResult.from_run(s, store, period, history.done)
         plan = plan_period(s, period)
         ref_future = summarise.submit(s, plan.reference, plan.ref_layout)

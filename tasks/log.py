@@ -57,8 +57,8 @@ def panels(policy: AlertPolicy, headline: str) -> list[Panel]:
         Panel("calibration_change", "largest calibration change\n(positives per row)",
               getattr(policy, "calibration_change", None), ("calibration",), "largest over classes"),
         Panel(headline, f"{headline}\n(headline metric)", f"{headline}_floor", ("headline",), "value",
-              band=(f"{headline}_ci_low", f"{headline}_ci_high"), threshold_legend="floor (alert when the interval's "
-              "lower bound is under it)"),
+              band=(f"{headline}_ci_low", f"{headline}_ci_high"), threshold_legend="floor: reference minus the "
+              "practical drop (alert: under it, test rejects)"),
     ]
 
 

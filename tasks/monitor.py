@@ -18,7 +18,7 @@ from tasks.metric_names import semantic_metrics
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
 __all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
-           "Logged", "bins_of", "logged_period", "plan_period", "summarise", "assess", "open_store"]
+           "Logged", "bins_of", "labels_arrived", "logged_period", "plan_period", "summarise", "assess", "open_store"]
 
 #: Metrics of a period that make up the parent's time series (key prefixes; plus the headline metric).
 SERIES = ("n_rows", "alert", "max_", "psi_class_mix", "prevalence_pred/", "prevalence_label/")
@@ -181,6 +181,20 @@ def logged_period(spec: RunSpec, store: MlflowStore, period: str) -> History:
     """The model's monitoring runs in MLflow (one search, no data read): the parent, the logged
     periods (the over-time plot's history) and whether ``period`` is logged already."""
     return _history(store, period, *run_keys(spec, period))
+
+
+@task(name="labels-arrived", **IO)
+def labels_arrived(spec: RunSpec, period: str, run: RunSummary) -> bool:
+    """Whether ``period``, logged without labels, now has a label column in its delivery (metadata
+    only): then the period is assessed again and its run replaced, so the measured performance
+    takes the place of the estimate (which stays logged as ``estimated/<key>``)."""
+    if any(k.startswith("perf/") for k in semantic_metrics(run.metrics)):
+        return False
+    try:
+        current, _ = sources.source_for(spec, "current", period)
+        return spec.columns.label in sources.open_dataset(current).schema.names
+    except (OSError, ValueError):  # the delivery is gone or unreadable: keep the logged run
+        return False
 
 
 @dataclass(frozen=True)

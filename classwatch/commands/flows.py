@@ -205,7 +205,7 @@ def monitor(
     For each period: prevalence of every class (labels where present, predictions always), each
     class's score distribution and price distribution are tested against the reference; a
     period alerts when a corrected test rejects AND its effect passes the spec's practical
-    threshold, or when the headline metric's lower bound drops under its floor. Each period is
+    threshold (the headline metric's drop against the reference is one of those tests). Each period is
     one MLflow run (under a parent run per model and reference), logged once: re-running a
     period reuses its run unless --force. A period that fails does not stop the others; the
     summary says what was logged and what failed (exit code 2 for bad input, 1 otherwise).

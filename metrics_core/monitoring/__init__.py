@@ -8,7 +8,8 @@ partitions merge by addition and a 1M-row period is read once (:func:`scan_perio
 :func:`compare` (:mod:`.tests`) turns a reference and a current summary into tests keyed by
 :class:`TestKey`; :func:`decide_alert` (:mod:`.decision`) corrects their p-values together and
 raises the alert, with typed :class:`Reason` records, when a rejected test's effect passes its
-practical threshold or when the headline metric's lower interval bound is under its floor, all
+practical threshold (the headline metric's drop against the reference is one of those tests,
+with too few labels to see the drop a verdict "not enough labels to judge" instead), all
 as set by one :class:`AlertPolicy` (:mod:`.policy`). :func:`assess_period` (:mod:`.assess`) does it all
 on in-memory tables (a notebook) and returns the :class:`PeriodAssessment` the flow logs.
 """

@@ -98,7 +98,7 @@ class HeadlineCheck:
 
 @dataclass(frozen=True)
 class Reason:
-    """Why a period alerts: one rejected test past its threshold, or the headline under its floor.
+    """Why a period alerts: one rejected test past its threshold (the headline test among them).
 
     ``key`` names the test (kind ``"headline"`` and the metric for the performance bound);
     ``effect`` is the test's effect size (the headline: the bound compared, nan when only the

@@ -21,7 +21,7 @@ def alert_markdown(model: str, period: str, decision: Alert, run_id: str | None,
     """
     lines = [f"# Retraining alert: {model}, {period}", "",
              f"{len(decision.reasons)} reason(s) (corrected tests that reject AND pass their practical threshold, "
-             "or the headline metric's lower bound under its floor):", ""]
+             "the headline metric's drop among them):", ""]
     lines += [f"- {r}" for r in decision.texts]
     rows = decision.table.filter(decision.table["drift"].fill_null(False)) if decision.table.height else None
     if rows is not None and rows.height:

@@ -149,6 +149,17 @@ def test_unlabelled_period_and_previous(monitoring_spec, store, tmp_path):
     out = monitor_period(monitoring_spec, "2024-07")
     assert not out.alert
     assert not any(k.startswith("perf/") for k in out.metrics)
+    assert "estimated/balanced_accuracy" in out.metrics
+    again = monitor_period(monitoring_spec, "2024-07")  # no labels yet: the logged run, nothing recomputed
+    assert not again.created and again.run_id == out.run_id
+    # the labels arrive: the same command recomputes the period, the measurement next to the estimate
+    scored_rows(5_000, 40, "2024-07").write_parquet(data / "2024-07.parquet")
+    labelled = monitor_period(monitoring_spec, "2024-07")
+    assert labelled.created and labelled.metrics["perf/balanced_accuracy"] > 0
+    assert "estimated/balanced_accuracy" in labelled.metrics
+    runs = [r for r in mlflow_runs(store, "monitor-tests", kind="monitor") if r.data.tags.get("classwatch.period")
+            == "2024-07"]
+    assert [r.info.run_id for r in runs] == [labelled.run_id]
     from flows.monitor_period import resolve_period
 
     assert resolve_period("previous") == resolve_period("previous")

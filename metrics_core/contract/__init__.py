@@ -1,0 +1,19 @@
+"""The input contract: column roles, the layout of a source, the rules of a row and the one batch check.
+
+Schema side in :mod:`.schema` (:class:`Columns`, :func:`resolve_layout`), row side in :mod:`.rows`
+(:func:`value_problems`, :func:`check_batch`). The naming of classes (:mod:`metrics_core.classes`)
+is part of the contract and importable from here.
+"""
+
+from metrics_core.classes import (TASKS, binary_classes, check_class_list, check_label_kinds, class_indices,
+                                  class_value, positive_class, predicted_class, same_kind, type_kind)
+from metrics_core.contract.rows import (SCORE_SUM_HINT, SCORE_SUM_TOLERANCE, Problem, check_batch, problem_error,
+                                        row_problems, score_sum_problem, score_sums_off, value_problems)
+from metrics_core.contract.schema import (Columns, Layout, check_same_schema, missing_columns, near_misses,
+                                          resolve_layout, schema_changes, score_column_classes)
+
+__all__ = ["Columns", "Layout", "Problem", "SCORE_SUM_HINT", "SCORE_SUM_TOLERANCE", "TASKS", "binary_classes",
+           "check_batch", "check_class_list", "check_label_kinds", "check_same_schema", "class_indices",
+           "class_value", "missing_columns", "near_misses", "positive_class", "predicted_class", "problem_error",
+           "resolve_layout", "row_problems", "same_kind", "schema_changes", "score_column_classes",
+           "score_sum_problem", "score_sums_off", "type_kind", "value_problems"]
