@@ -22,16 +22,18 @@ def _panel(ax, rel: Reliability, title: str) -> None:
     ax.bar(centres, np.where(full, rel.observed, 0), width=widths * 0.9, color="#c6dbef", edgecolor="#6baed6",
            label="observed frequency per bin")
     ax.plot(rel.mean_score[full], rel.observed[full], marker="o", color="#08519c", linewidth=1.2,
-            label="(mean score, observed)")
+            label="mean score vs observed frequency")
     top = np.nanmax(np.where(full, rel.observed, 0)) if full.any() else 0.0
-    for x, y, n in zip(centres[full], rel.observed[full], rel.count[full]):
+    wide = widths >= 0.025  # equal-mass bins crowd near 1: a count over a sliver of a bin would overprint its neighbours
+    for x, y, n in zip(centres[full & wide], rel.observed[full & wide], rel.count[full & wide]):
         ax.text(x, min(y + 0.03, 1.02), f"{int(round(n)):,}", ha="center", va="bottom", fontsize=6, rotation=90)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, max(1.08, top + 0.1))
     ax.set_xlabel("score (predicted probability)")
     ax.set_ylabel("observed frequency")
-    ax.set_title(f"{title}\nECE {rel.ece:.3f}, MCE {rel.mce:.3f} ({rel.strategy} bins; numbers: rows per bin)",
-                 fontsize=8)
+    counts = "numbers: rows per bin" + ("" if wide[full].all() else
+                                        f", about {int(round(np.median(rel.count[full & ~wide]))):,} in each narrow one")
+    ax.set_title(f"{title}\nECE {rel.ece:.3f}, MCE {rel.mce:.3f} ({rel.strategy} bins)\n{counts}", fontsize=8)
     ax.legend(loc="upper left", fontsize=6)
 
 

@@ -109,10 +109,10 @@ def register_model(model, tracking_uri: str, sample: pl.DataFrame) -> str:
     import mlflow
     import mlflow.sklearn
 
+    from tasks.store.mlflow import process_uris
+
     client = mlflow.MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
-    mlflow.set_tracking_uri(tracking_uri)
-    mlflow.set_registry_uri(tracking_uri)
-    try:
+    with process_uris(tracking_uri):  # log_model reads the process-wide URIs; they are put back after
         exp = client.get_experiment_by_name(f"{EXPERIMENT}-training") or client.get_experiment(
             client.create_experiment(f"{EXPERIMENT}-training"))
         with mlflow.start_run(experiment_id=exp.experiment_id):
@@ -121,9 +121,6 @@ def register_model(model, tracking_uri: str, sample: pl.DataFrame) -> str:
                 metadata={"classes": [str(c) for c in model.classes_]},
                 input_example=sample.select("x1", "x2").head(3).to_pandas(),
             )
-    finally:
-        mlflow.set_tracking_uri(None)
-        mlflow.set_registry_uri(None)
     return f"models:/{MODEL_NAME}/{info.registered_model_version}"
 
 

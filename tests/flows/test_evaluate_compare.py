@@ -44,7 +44,7 @@ def test_evaluate_with_model_logs_everything_and_promotes(models, monkeypatch):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", models["store"])  # load_table searches through the fluent API
     out = evaluate_model(models["spec"], model_uri=models["v1"], promote_champion=True)
     assert out["created"] and out["promoted"] and out["champion"] is None
-    c = MlflowClient(models["store"])
+    c = MlflowClient(models["store"], registry_uri=models["store"])
     run = c.get_run(out["run_id"])
     m, tags = run.data.metrics, run.data.tags
     assert run.info.status == "FINISHED" and tags["classwatch.kind"] == "evaluate"
