@@ -103,9 +103,48 @@ def start_embedded_api(echo=None) -> str | None:
         say = echo or (lambda m: print(m, file=sys.stderr, flush=True))
         say(STARTING_MESSAGE)
         t0 = time.perf_counter()
-        server.start()
+        _start_own_server(server)
         say(f"Embedded Prefect API ready after {time.perf_counter() - t0:.1f} s.")
     return server.api_url
+
+
+def socket_port() -> int:
+    """A port the OS has just handed out on 127.0.0.1 (from its ephemeral range, not Prefect's 8000-8999)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+_free_port = socket_port  # the port chooser of _start_own_server (a test hands it a taken port first)
+
+
+def _start_own_server(server, attempts: int = 3) -> None:
+    """Start ``server`` on a port of its own and make sure the API that answers is its own.
+
+    Prefect picks the port at random in 8000-8999 and takes the first healthy answer on it. Two
+    cold starts at once can pick the same port: the second server fails to bind (exit code 3)
+    after the first one already answered its health check, and the second command then talks to
+    the first one's API, and fails with "Connection refused" when that command ends (seen once in
+    three simultaneous cold starts here). So the port comes from the OS, and after the health
+    check the server process must still be alive; if not, it is started again on another port.
+    """
+    import time
+
+    for attempt in range(attempts):
+        server.port = _free_port()
+        if not server.is_port_available(server.port):  # answered by someone else already
+            continue
+        server.start()
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and server.server_process.poll() is None:
+            time.sleep(0.1)
+        if server.server_process.poll() is None:
+            return
+        server.running = False  # ours exited (the port was taken): the answer came from another server
+    raise RuntimeError(f"The embedded Prefect API could not bind a port of its own after {attempts} tries; "
+                       "set PREFECT_API_URL to a running server (`classwatch server`).")
 
 
 @contextmanager

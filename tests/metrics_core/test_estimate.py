@@ -182,3 +182,20 @@ def test_an_unlabelled_period_alerts_on_an_estimated_drop_and_a_stable_one_does_
     real = _realised(_multiclass(y[keep], s[keep]))["balanced_accuracy"]
     lo, hi = (hard.metrics[f"{PREFIX}balanced_accuracy_ci_{b}"] for b in ("low", "high"))
     assert lo <= real <= hi  # covariate shift: the estimate follows the real drop
+
+
+def test_the_reference_map_is_fitted_once_per_reference_content():
+    from metrics_core import monitoring as mon
+    from metrics_core.monitoring import estimate
+
+    ref, cur = scored_rows(6_000, 0, "2023-12"), scored_rows(3_000, 1, "2024-01")
+    estimate._FITTED.clear()
+    first = mon.assess_period(ref, cur, task="multiclass", labels=LABELS)
+    (key, fitted), = estimate._FITTED.items()
+    again = mon.assess_period(ref, cur, task="multiclass", labels=LABELS)  # the remembered map: same values
+    assert list(estimate._FITTED) == [key] and estimate._FITTED[key] is fitted
+    assert again.metrics == pytest.approx(first.metrics, nan_ok=True)
+    fresh = estimate.fit_calibration_map(first.reference, n_boot=100, seed=0)
+    np.testing.assert_array_equal(fresh.cond, fitted.cond)
+    mon.assess_period(scored_rows(6_000, 7, "2023-12"), cur, task="multiclass", labels=LABELS)  # another reference
+    assert len(estimate._FITTED) == 2

@@ -1,0 +1,41 @@
+"""flows.runners: the embedded Prefect API started on a port of its own."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from flows import runners
+
+
+class _Healthy(BaseHTTPRequestHandler):
+    """Another process's API on the port: answers every health check."""
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"true")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.slow
+def test_a_port_taken_by_another_api_is_left_for_one_of_our_own(monkeypatch):
+    from prefect.server.api.server import SubprocessASGIServer
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _Healthy)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    taken = other.server_address[1]
+    ports = iter([taken])
+    monkeypatch.setattr(runners, "_free_port", lambda: next(ports, None) or runners.socket_port())
+    server = SubprocessASGIServer(port=-1)  # an instance of its own (Prefect keeps one per key)
+    try:
+        runners._start_own_server(server)
+        assert server.port != taken and server.server_process.poll() is None  # ours is alive on another port
+    finally:
+        server.stop()
+        other.shutdown()
