@@ -1,5 +1,8 @@
 # The two commands: `make demo` and `make test`. Each creates .venv when missing and installs
 # the project with the pinned constraints (constraints.txt, compiled by uv from pyproject.toml).
+# Bytecode is compiled at install: where PYTHONDONTWRITEBYTECODE is set (as on our CI machines)
+# Python otherwise recompiles every imported module on every start, which made `classwatch
+# evaluate` of 1,000 rows take 6.5 s instead of 2.3 s, and every CLI test seconds longer.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,7 +14,8 @@ UV_VERSION := 0.13.9
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet "uv==$(UV_VERSION)"
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -c constraints.txt -e ".[test,bench]"
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c constraints.txt -e ".[test,bench]"
+	$(BIN)/python -m compileall -q classwatch metrics_core tasks flows deployments
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy.special import ndtri
 
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _check_count
@@ -29,7 +29,8 @@ def z_critical(level):
     >>> round(float(z_critical(0.95)), 6)
     1.959964
     """
-    return stats.norm.isf((1 - np.asarray(level, dtype=np.float64)) / 2)
+    # -ndtri(q) is how scipy.stats.norm.isf(q) is computed; scipy.special loads in a tenth of the time.
+    return -ndtri((1 - np.asarray(level, dtype=np.float64)) / 2)
 
 
 def wilson(successes, n, level: float = 0.95):

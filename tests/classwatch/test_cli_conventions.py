@@ -135,3 +135,22 @@ def test_example_spec_verbatim_works_without_price_and_weight_columns(tmp_path, 
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_evaluate_imports_only_what_it_uses(tmp_path):
+    """`classwatch evaluate` starts in about 2 s because it never loads scipy.stats, Prefect, MLflow or
+    scikit-learn (issue 15 target 3); an eager import anywhere on its path would bring seconds back."""
+    import subprocess
+
+    data = tmp_path / "small.csv"
+    data.write_text("label,score\n" + "".join(f"{i % 2},{(i % 7) / 7:.3f}\n" for i in range(40)))
+    code = (
+        "import sys\nfrom classwatch.cli import main\n"
+        f"sys.argv = ['classwatch', 'evaluate', {str(data)!r}, '-t', 'binary', '--positive-class', '1']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "heavy = ('scipy.stats', 'prefect', 'mlflow', 'sklearn', 'statsmodels')\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "LOADED []" in out.stdout, out.stdout[-300:]
