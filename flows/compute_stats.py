@@ -189,7 +189,7 @@ def _map_classes(source: str, columns: Columns, stats, batch_rows: int, filter, 
     class_list = stats.confusion.labels.tolist()
     if runner == "local":
         return tuple(class_scores.fn(source, columns, class_list, j, batch_rows, filter) for j in range(len(class_list)))
-    futures = [class_scores.submit(source, columns, class_list, j, batch_rows, filter) for j in range(len(class_list))]
+    futures = [class_scores.submit(source, columns, class_list, j, batch_rows, filter, 1) for j in range(len(class_list))]
     folded = tuple(f.result() for f in futures)
     if progress is not None:
         passes = 1 + len(class_list)

@@ -26,14 +26,20 @@ def partition_labels(source: str, columns: Columns, parts: list[Part], filter=No
 @task(name="partition-stats", cache_policy=NO_CACHE)
 def partition_stats(source: str, task_kind: str, columns: Columns, parts: list[Part] | None,
                     options: dict) -> PartialStats | None:
-    """Mergeable statistics of some partitions (all of the dataset when ``parts`` is None)."""
-    return scan_partial(source, task_kind, columns, parts=parts, **options)
+    """Mergeable statistics of some partitions (all of the dataset when ``parts`` is None).
+
+    On a Dask worker (``parts`` given) the scan keeps to one thread: the cluster already runs a
+    task per core; in one process it uses the scan's default threads.
+    """
+    return scan_partial(source, task_kind, columns, parts=parts, **({"threads": 1} if parts is not None else {}),
+                        **options)
 
 
 @task(name="class-scores", cache_policy=NO_CACHE)
-def class_scores(source: str, columns: Columns, labels: list, j: int, batch_rows: int, filter=None):
-    """The folded exact one-vs-rest statistic of class ``labels[j]`` over the whole dataset."""
-    return scan_class_scores(source, columns, labels, j, batch_rows=batch_rows, filter=filter)
+def class_scores(source: str, columns: Columns, labels: list, j: int, batch_rows: int, filter=None,
+                 threads: int | None = None):
+    """The folded exact one-vs-rest statistic of class ``labels[j]`` over the whole dataset (``threads``: 1 on Dask)."""
+    return scan_class_scores(source, columns, labels, j, batch_rows=batch_rows, filter=filter, threads=threads)
 
 
 @task(name="merge-stats", cache_policy=NO_CACHE)

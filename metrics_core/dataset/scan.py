@@ -16,6 +16,7 @@ from metrics_core.contract import (Columns, Layout, binary_classes, check_batch,
 from metrics_core.counts import ScoreCounts, fold_negative_runs
 from metrics_core.dataset.batches import Part, batches_with_rows, file_error, iter_batches, no_rows_error, total_rows
 from metrics_core.dataset.formats import open_dataset, where
+from metrics_core.dataset.parallel import default_threads, ordered_map
 from metrics_core.dataset.merge import (BucketedScoreMerger, PartialStats, TreeMerger, exact_score_counts, relabel,
                                         release_free_memory)
 from metrics_core.errors import InputError
@@ -118,7 +119,8 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
                threshold: float = 0.5, bins=None, batch_rows: int = 1_000_000, filter=None,
                progress: Progress | None = None, parts: Sequence[Part] | None = None,
                use_prediction: bool | None = None, confusion_only: bool = False,
-               twin_weight: str | None = None, by_class: bool | None = None) -> BinaryStats | MulticlassStats:
+               twin_weight: str | None = None, by_class: bool | None = None,
+               threads: int | None = None) -> BinaryStats | MulticlassStats:
     """Statistics of a whole dataset, read batch by batch: the streamed twin of the in-memory update.
 
     Every batch goes through :func:`metrics_core.report.binary_stats` or
@@ -173,6 +175,9 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
         about 2 x prevalence of the rows) before the next class: O(distinct scores of one class)
         instead of K times that. The metrics are identical; per-class curves keep the ROC
         vertices. None: :func:`scans_by_class`. ``progress`` then counts the rows of every pass.
+    threads : int, optional
+        Threads computing batch statistics (None: 2, or ``CLASSWATCH_SCAN_THREADS``); the
+        result does not depend on it (see :func:`scan_partial`).
 
     Returns
     -------
@@ -194,10 +199,12 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
     """
     if task == "multiclass" and bins is None and not confusion_only and scans_by_class(source, by_class, labels):
         return _scan_by_class(source, columns, labels=labels, batch_rows=batch_rows, filter=filter,
-                              progress=progress, parts=parts, use_prediction=use_prediction, twin_weight=twin_weight)
+                              progress=progress, parts=parts, use_prediction=use_prediction, twin_weight=twin_weight,
+                              threads=threads)
     partial = scan_partial(source, task, columns, labels=labels, pos_label=pos_label, threshold=threshold,
                            bins=bins, batch_rows=batch_rows, filter=filter, progress=progress, parts=parts,
-                           use_prediction=use_prediction, confusion_only=confusion_only, twin_weight=twin_weight)
+                           use_prediction=use_prediction, confusion_only=confusion_only, twin_weight=twin_weight,
+                           threads=threads)
     if partial is None:
         raise no_rows_error(source, filter)
     return partial.finish(pos_label, labels)
@@ -294,6 +301,11 @@ def _explain(exc: InputError, plan: _Plan, ds, path, batch, first_row: int, filt
     return InputError(f"{path} (rows {first_row}-{first_row + batch.num_rows - 1} of the file): {exc}")
 
 
+def _reordered(batches):
+    """``(batch, path, first_row)`` from ``(path, batch, first_row)``: the argument order of :func:`_update`."""
+    return ((batch, path, first_row) for path, batch, first_row in batches)
+
+
 def _weighted(batch: pa.RecordBatch, weight: str | None) -> pa.RecordBatch:
     """The rows of positive weight (a row of weight 0 is an absent row, as in memory)."""
     if weight is None:
@@ -343,7 +355,8 @@ def scan_partial(source, task: str, columns: Columns = Columns(), *, labels: Seq
                  threshold: float = 0.5, bins=None, batch_rows: int = 1_000_000, filter=None,
                  progress: Progress | None = None, parts: Sequence[Part] | None = None,
                  use_prediction: bool | None = None, confusion_only: bool = False,
-                 twin_weight: str | None = None, score_counts: bool = True) -> PartialStats | None:
+                 twin_weight: str | None = None, score_counts: bool = True,
+                 threads: int | None = None) -> PartialStats | None:
     """:func:`scan_stats` of some partitions as a mergeable :class:`~metrics_core.dataset.PartialStats`.
 
     The map step of a distributed evaluation: merge the partials of all partitions, then
@@ -360,6 +373,10 @@ confusion_only, twin_weight
     score_counts : bool
         False (multiclass) leaves out the one-vs-rest score statistics, as
         :func:`metrics_core.report.multiclass_stats` does.
+    threads : int, optional
+        Threads computing batch statistics (:func:`~metrics_core.dataset.parallel.ordered_map`;
+        None: :func:`~metrics_core.dataset.parallel.default_threads`). The batches are merged in
+        the same order whatever the number, so the result does not depend on it.
 
     Returns
     -------
@@ -386,11 +403,17 @@ confusion_only, twin_weight
                  score_counts=score_counts)
     total = total_rows(ds, filter, parts) if progress is not None else None
     merger, exact, seen, done = TreeMerger(), _ExactScores(), set(), 0
-    for path, batch, first_row in batches_with_rows(ds, plan.needed, filter=filter, batch_rows=batch_rows, parts=parts):
+
+    def batch_stats(item):
         try:
-            stats = _update(plan, batch, path, first_row)
+            return item, _update(plan, *item)
         except InputError as exc:
-            raise _explain(exc, plan, ds, path, batch, first_row, filter, batch_rows) from None
+            return item, exc
+
+    batches = batches_with_rows(ds, plan.needed, filter=filter, batch_rows=batch_rows, parts=parts)
+    for (batch, path, first_row), stats in ordered_map(batch_stats, _reordered(batches), threads or default_threads()):
+        if isinstance(stats, InputError):
+            raise _explain(stats, plan, ds, path, batch, first_row, filter, batch_rows) from None
         if task == "binary":
             _seen_labels(plan, batch, seen, path)
             # Batches merge by role (negative, positive); PartialStats.finish names the classes.
@@ -408,7 +431,7 @@ confusion_only, twin_weight
 
 
 def _scan_by_class(source, columns: Columns, *, labels, batch_rows, filter, progress, parts, use_prediction,
-                   twin_weight) -> MulticlassStats:
+                   twin_weight, threads) -> MulticlassStats:
     """:func:`scan_stats` for exact multiclass, one class at a time (its ``by_class``)."""
     ds = open_dataset(source)
     class_list = np.asarray(list(labels)) if labels is not None else class_labels(ds, columns, filter=filter)
@@ -425,7 +448,7 @@ def _scan_by_class(source, columns: Columns, *, labels, batch_rows, filter, prog
     # one-vs-rest statistics.
     partial = scan_partial(source, "multiclass", columns, labels=class_list, batch_rows=batch_rows, filter=filter,
                            progress=step, parts=parts, use_prediction=use_prediction, twin_weight=twin_weight,
-                           score_counts=False)
+                           score_counts=False, threads=threads)
     if partial is None:
         raise no_rows_error(source, filter)
     stats = partial.stats
@@ -435,12 +458,13 @@ def _scan_by_class(source, columns: Columns, *, labels, batch_rows, filter, prog
     for j in range(len(class_list)):
         offset = stats.n_rows * (j + 1)
         folded.append(scan_class_scores(ds, columns, class_list, j, batch_rows=batch_rows, filter=filter,
-                                        parts=parts, progress=step))
+                                        parts=parts, progress=step, threads=threads))
     return replace(stats, scores=tuple(folded))
 
 
 def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *, batch_rows: int = 1_000_000,
-                      filter=None, parts: Sequence[Part] | None = None, progress: Progress | None = None):
+                      filter=None, parts: Sequence[Part] | None = None, progress: Progress | None = None,
+                      threads: int | None = None):
     """The exact one-vs-rest statistic of class ``class_list[j]``, folded: one pass of a class-at-a-time scan.
 
     Parameters
@@ -455,6 +479,8 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
         As for :func:`scan_stats` (the same batches as a single pass).
     progress : callable, optional
         ``progress(rows_done, None)`` after each batch.
+    threads : int, optional
+        As for :func:`scan_partial`.
 
     Returns
     -------
@@ -483,12 +509,17 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
     needed = [columns.label, score_cols[j]] + ([columns.weight] if columns.weight else [])
     merger = BucketedScoreMerger()
     done = 0
-    for _path, batch in iter_batches(ds, needed, filter=filter, batch_rows=batch_rows, parts=parts):
+
+    def batch_counts(batch):
         ti = class_indices(batch.column(columns.label), class_list)
         s = batch.column(score_cols[j]).to_numpy(zero_copy_only=False).astype(dtype, copy=False)
         w = v.check_weights(batch.column(columns.weight), batch.num_rows) if columns.weight else None
-        merger.push(ScoreCounts.from_arrays(ti == j, s, w))
-        done += batch.num_rows
+        return batch.num_rows, ScoreCounts.from_arrays(ti == j, s, w)
+
+    batches = (batch for _path, batch in iter_batches(ds, needed, filter=filter, batch_rows=batch_rows, parts=parts))
+    for n, counts in ordered_map(batch_counts, batches, threads or default_threads()):
+        merger.push(counts)
+        done += n
         if progress is not None:
             progress(done, None)
     merged = merger.result()

@@ -108,11 +108,13 @@ def assert_same_counts(a, b) -> None:
         assert x.dtype == y.dtype and np.array_equal(x, y), name
 
 
+@pytest.mark.parametrize("threads", [1, 3])  # batch statistics on threads merge in the same order
 @pytest.mark.parametrize("weight", [None, "weight"])
 @pytest.mark.parametrize("batch_rows", [333, 1_000_000])
-def test_binary_streamed_equals_in_memory(binary_dir, weight, batch_rows):
+def test_binary_streamed_equals_in_memory(binary_dir, weight, batch_rows, threads):
     root, full = binary_dir
-    stats = scan_stats(root, "binary", Columns(weight=weight), batch_rows=batch_rows, use_prediction=False)
+    stats = scan_stats(root, "binary", Columns(weight=weight), batch_rows=batch_rows, use_prediction=False,
+                       threads=threads)
     w = None if weight is None else full[weight].to_numpy()
     expected = mc.binary_report(full["label"].to_numpy(), full["score"].to_numpy(), sample_weight=w, n_boot=20)
     got = mc.binary_from_stats(stats, n_boot=20)
@@ -131,12 +133,13 @@ def test_binary_prediction_column_decides_the_confusion(binary_dir):
     assert_same_metrics(mc.binary_from_stats(stats).metrics, expected.metrics)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("by_class", [False, True])
 @pytest.mark.parametrize("weight", [None, "weight"])
-def test_multiclass_streamed_equals_in_memory(multiclass_dir, weight, by_class):
+def test_multiclass_streamed_equals_in_memory(multiclass_dir, weight, by_class, threads):
     """One pass, and one pass per class (whose statistics are folded), both equal the in-memory report."""
     root, full = multiclass_dir
-    stats = scan_stats(root, "multiclass", Columns(weight=weight), batch_rows=500, by_class=by_class)
+    stats = scan_stats(root, "multiclass", Columns(weight=weight), batch_rows=500, by_class=by_class, threads=threads)
     ys = np.column_stack([full[f"score_{c}"].to_numpy() for c in CLASSES])
     w = None if weight is None else full[weight].to_numpy()
     expected = mc.multiclass_report(full["label"].to_numpy(), y_score=ys, sample_weight=w, n_boot=40)
@@ -340,9 +343,11 @@ def test_nan_score_names_file_count_and_example_row(tmp_path):
     score[[17, 140, 141]] = np.nan
     bad = bad.set_column(bad.schema.get_field_index("score"), "score", pa.array(score))
     root = _bad_dir(tmp_path, rng, bad)
-    for batch_rows in (100, 1000):  # the count covers the whole file, not the failing batch (rows 0-99)
+    # The count covers the whole file, not the failing batch (rows 0-99); on 3 threads the batch
+    # statistics after the bad one may already be computed, and the first bad batch is still the one named.
+    for batch_rows, threads in ((100, 1), (1000, 1), (100, 3)):
         with pytest.raises(mc.InputError) as err:
-            scan_stats(root, "binary", batch_rows=batch_rows, use_prediction=False)
+            scan_stats(root, "binary", batch_rows=batch_rows, use_prediction=False, threads=threads)
         msg = str(err.value)
         assert "b-bad.parquet" in msg and "'score'" in msg and "NaN" in msg
         assert "in 3 row(s) of the file, e.g. row 17: " in msg and "score=nan" in msg
