@@ -234,8 +234,7 @@ def roc_curve(sc: ScoreCounts):
         if total != 0:
             rate[0] = 0.0
             np.divide(cum, total, out=rate[1:])
-    thresholds = np.concatenate(([np.inf], sc.scores[::-1]))
-    return fpr, tpr, thresholds
+    return fpr, tpr, _descending_thresholds(sc)
 
 
 def pr_curve(sc: ScoreCounts):
@@ -262,12 +261,24 @@ def pr_curve(sc: ScoreCounts):
     [[1.0, 1.0, 0.5, 0.0], [0.6666666666666666, 1.0, 1.0, 1.0]]
     """
     tps, fps = _cumulative(sc)
-    precision = np.asarray(ratio(tps, tps + fps), float).reshape(-1)
-    precision = np.where(np.isnan(precision), 0.0, precision)
-    p = tps[-1] if tps.size else 0.0
-    recall = tps / p if p else np.ones_like(tps)
-    return (np.concatenate((recall[::-1], [0.0])), np.concatenate((precision[::-1], [1.0])),
-            np.concatenate((sc.scores, [np.inf])))
+    n = tps.size
+    # Written in place into the outputs (reversed views): at tens of millions of scores every
+    # temporary array is a fresh mapping whose page faults cost more than the arithmetic.
+    recall, precision, thresholds = np.empty(n + 1), np.zeros(n + 1), np.empty(n + 1)
+    p = tps[-1] if n else 0.0
+    if p:
+        np.divide(tps, p, out=recall[n - 1::-1] if n else recall[:0])
+    else:
+        recall[:n] = 1.0
+    recall[n] = 0.0
+    if n:
+        denominator = tps + fps
+        np.divide(tps, denominator, out=precision[n - 1::-1], where=denominator != 0)  # 0/0 stays 0
+        del denominator
+    precision[n] = 1.0
+    thresholds[:n] = sc.scores
+    thresholds[n] = np.inf
+    return recall, precision, thresholds
 
 
 def gain_curve(sc: ScoreCounts):
@@ -291,10 +302,25 @@ def gain_curve(sc: ScoreCounts):
     [[0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 0.5, 1.0, 1.0, 1.0]]
     """
     tps, fps = _cumulative(sc)
-    total = tps[-1] + fps[-1] if tps.size else 0.0
-    frac = np.concatenate(([0.0], tps + fps)) / total if total else np.full(tps.size + 1, np.nan)
-    tpr = np.concatenate(([0.0], tps / tps[-1])) if tps.size and tps[-1] else np.full(tps.size + 1, np.nan)
-    return frac, tpr, np.concatenate(([np.inf], sc.scores[::-1]))
+    n = tps.size
+    total = tps[-1] + fps[-1] if n else 0.0
+    frac, tpr = np.full(n + 1, np.nan), np.full(n + 1, np.nan)
+    if total:
+        frac[0] = 0.0
+        np.add(tps, fps, out=frac[1:])
+        frac[1:] /= total
+    if n and tps[-1]:
+        tpr[0] = 0.0
+        np.divide(tps, tps[-1], out=tpr[1:])
+    return frac, tpr, _descending_thresholds(sc)
+
+
+def _descending_thresholds(sc: ScoreCounts) -> np.ndarray:
+    """``[+inf, scores highest first]``: the thresholds of the ROC, gain and lift curves."""
+    out = np.empty(sc.scores.size + 1)
+    out[0] = np.inf
+    out[1:] = sc.scores[::-1]
+    return out
 
 
 def lift_curve(sc: ScoreCounts):
@@ -317,7 +343,27 @@ def lift_curve(sc: ScoreCounts):
     >>> lift_curve(sc)[1].tolist()
     [2.0, 2.0, 1.3333333333333333, 1.0]
     """
-    frac, tpr, thresholds = gain_curve(sc)
+    return lift_of_gain(*gain_curve(sc))
+
+
+def lift_of_gain(frac: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray):
+    """The lift curve from the arrays of :func:`gain_curve` (views of them but the lift itself).
+
+    Parameters
+    ----------
+    frac, tpr, thresholds : numpy.ndarray
+        :func:`gain_curve` of one statistic.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        As :func:`lift_curve`.
+
+    Examples
+    --------
+    >>> lift_of_gain(np.array([0.0, 0.5, 1.0]), np.array([0.0, 1.0, 1.0]), np.array([np.inf, 0.9, 0.1]))[1].tolist()
+    [2.0, 1.0]
+    """
     return frac[1:], np.asarray(ratio(tpr[1:], frac[1:]), float).reshape(-1), thresholds[1:]
 
 
