@@ -19,14 +19,6 @@ from metrics_core.formulas import ratio
 BLOCK = 1 << 16  # distinct scores per block: temporaries stay in cache, whatever the size
 
 
-def _descending(pos, neg):
-    """Cumulative (tps, fps) for thresholds at the distinct scores, highest first (last axis)."""
-    # Contiguous copies first: a cumulative sum over a reversed view is several times slower.
-    pos_d = np.ascontiguousarray(np.flip(pos, axis=-1))
-    neg_d = np.ascontiguousarray(np.flip(neg, axis=-1))
-    return np.cumsum(pos_d, axis=-1), np.cumsum(neg_d, axis=-1), pos_d, neg_d
-
-
 _LAST: list = [None]  # (weak reference to a ScoreCounts, its float64 (tps, fps)): the last one asked for
 
 
@@ -38,7 +30,11 @@ def _cumulative(sc: ScoreCounts):
     last = _LAST[0]
     if last is not None and last[0]() is sc:
         return last[1]
-    tps, fps, _, _ = _descending(sc.pos.astype(np.float64, copy=False), sc.neg.astype(np.float64, copy=False))
+    # One contiguous reversed float64 copy each, summed in place: two arrays, not four.
+    tps = np.flip(sc.pos).astype(np.float64, order="C")
+    fps = np.flip(sc.neg).astype(np.float64, order="C")
+    np.cumsum(tps, out=tps)
+    np.cumsum(fps, out=fps)
     _LAST[0] = (weakref.ref(sc, lambda _: _LAST.__setitem__(0, None)), (tps, fps))
     return tps, fps
 
@@ -228,13 +224,18 @@ def roc_curve(sc: ScoreCounts):
     [[0.0, 0.0, 0.0, 1.0], [0.0, 0.5, 1.0, 1.0], [inf, 0.9, 0.6, 0.2]]
     """
     tps, fps = _cumulative(sc)
-    p, n = (tps[-1], fps[-1]) if tps.size else (0, 0)
-    tpr, fpr = np.full(tps.size + 1, np.nan), np.full(fps.size + 1, np.nan)  # nan throughout without P (N)
-    for rate, cum, total in ((tpr, tps, p), (fpr, fps, n)):
-        if total != 0:
-            rate[0] = 0.0
-            np.divide(cum, total, out=rate[1:])
-    return fpr, tpr, _descending_thresholds(sc)
+    return _rate(fps), _rate(tps), _descending_thresholds(sc)
+
+
+def _rate(cumulative: np.ndarray) -> np.ndarray:
+    """``[0, cumulative / total]``, nan throughout when the total (the last entry) is 0 or absent."""
+    out = np.empty(cumulative.size + 1)  # written once (not filled first): page faults cost more than division
+    if cumulative.size and cumulative[-1] != 0:
+        out[0] = 0.0
+        np.divide(cumulative, cumulative[-1], out=out[1:])
+    else:
+        out.fill(np.nan)
+    return out
 
 
 def pr_curve(sc: ScoreCounts):
@@ -260,25 +261,33 @@ def pr_curve(sc: ScoreCounts):
     >>> [a.tolist() for a in pr_curve(sc)][:2]
     [[1.0, 1.0, 0.5, 0.0], [0.6666666666666666, 1.0, 1.0, 1.0]]
     """
-    tps, fps = _cumulative(sc)
+    tps, _ = _cumulative(sc)
     n = tps.size
     # Written in place into the outputs (reversed views): at tens of millions of scores every
     # temporary array is a fresh mapping whose page faults cost more than the arithmetic.
-    recall, precision, thresholds = np.empty(n + 1), np.zeros(n + 1), np.empty(n + 1)
+    recall, thresholds = np.empty(n + 1), np.empty(n + 1)
     p = tps[-1] if n else 0.0
     if p:
         np.divide(tps, p, out=recall[n - 1::-1] if n else recall[:0])
     else:
         recall[:n] = 1.0
     recall[n] = 0.0
-    if n:
-        denominator = tps + fps
-        np.divide(tps, denominator, out=precision[n - 1::-1], where=denominator != 0)  # 0/0 stays 0
-        del denominator
-    precision[n] = 1.0
     thresholds[:n] = sc.scores
     thresholds[n] = np.inf
-    return recall, precision, thresholds
+    return recall, _precision(sc), thresholds
+
+
+def _precision(sc: ScoreCounts) -> np.ndarray:
+    """The precision array of :func:`pr_curve` (thresholds ascending, then 1 at +inf; 0/0 is 0)."""
+    tps, fps = _cumulative(sc)
+    n = tps.size
+    precision = np.zeros(n + 1)
+    if n:
+        denominator = tps + fps
+        np.divide(tps, denominator, out=precision[n - 1::-1], where=denominator != 0)
+        del denominator
+    precision[n] = 1.0
+    return precision
 
 
 def gain_curve(sc: ScoreCounts):
@@ -301,18 +310,20 @@ def gain_curve(sc: ScoreCounts):
     >>> [a.tolist() for a in gain_curve(sc)][:2]
     [[0.0, 0.25, 0.5, 0.75, 1.0], [0.0, 0.5, 1.0, 1.0, 1.0]]
     """
+    return _fractions(sc), _rate(_cumulative(sc)[0]), _descending_thresholds(sc)
+
+
+def _fractions(sc: ScoreCounts) -> np.ndarray:
+    """The x of :func:`gain_curve`: ``[0, (tps + fps) / total]``, nan throughout for an empty statistic."""
     tps, fps = _cumulative(sc)
-    n = tps.size
-    total = tps[-1] + fps[-1] if n else 0.0
-    frac, tpr = np.full(n + 1, np.nan), np.full(n + 1, np.nan)
-    if total:
+    frac = np.empty(tps.size + 1)
+    if tps.size and tps[-1] + fps[-1]:
         frac[0] = 0.0
         np.add(tps, fps, out=frac[1:])
-        frac[1:] /= total
-    if n and tps[-1]:
-        tpr[0] = 0.0
-        np.divide(tps, tps[-1], out=tpr[1:])
-    return frac, tpr, _descending_thresholds(sc)
+        frac[1:] /= frac[-1]
+    else:
+        frac.fill(np.nan)
+    return frac
 
 
 def _descending_thresholds(sc: ScoreCounts) -> np.ndarray:

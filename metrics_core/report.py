@@ -13,23 +13,29 @@ from metrics_core import _validate as v
 from metrics_core.contract import binary_classes, check_label_kinds, predicted_class, same_kind
 from metrics_core.compute import as_floats, binary_confusion_metrics, multiclass_confusion_metrics, score_metrics
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts, auroc_counts
-from metrics_core.curves import auroc_from_counts, gain_curve, lift_of_gain, pr_curve, roc_curve
+from metrics_core.curves import _fractions, _precision, auroc_from_counts, lift_of_gain, pr_curve, roc_curve
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats
 from metrics_core.undefined import warn_reversed, warn_undefined
 
+
 def _curve_dict(sc) -> dict:
+    """The ROC, PR, gain and lift curves of one statistic, as :func:`roc_curve` and the others return them."""
     if isinstance(sc, BinnedScoreCounts):
         sc = sc.as_score_counts()
     fpr, tpr, thresholds = roc_curve(sc)
-    frac, gain, _ = gain_curve(sc)
-    recall, precision, ascending = pr_curve(sc)
-    # The gain and lift curves share the ROC's thresholds and the gain's fractions (views, not
-    # copies: at 20M distinct scores each array is 160 MB).
-    lift_x, lift, lift_t = lift_of_gain(frac, gain, thresholds)
+    frac = _fractions(sc)
+    if tpr.size > 1 and not np.isnan(tpr[-1]):
+        recall, precision, ascending = tpr[::-1], _precision(sc), thresholds[::-1]
+    else:  # without positives recall is 1 (scikit-learn), not the TPR's nan
+        recall, precision, ascending = pr_curve(sc)
+    # Equal arrays are shared, as views, not copies (at 20M distinct scores each is 160 MB): the
+    # gain's TPR is the ROC's; the PR curve's recall and thresholds are the ROC's TPR and
+    # thresholds reversed; the lift's fractions and thresholds are the gain's without the first.
+    lift_x, lift, lift_t = lift_of_gain(frac, tpr, thresholds)
     return {"roc": {"x": fpr, "y": tpr, "thresholds": thresholds},
             "pr": {"x": recall, "y": precision, "thresholds": ascending},
-            "gain": {"x": frac, "y": gain, "thresholds": thresholds},
+            "gain": {"x": frac, "y": tpr, "thresholds": thresholds},
             "lift": {"x": lift_x, "y": lift, "thresholds": lift_t}}
 
 

@@ -95,12 +95,19 @@ class BucketedScoreMerger:
     single :class:`TreeMerger` would, and equal scores always share a bucket: the result is
     identical to :func:`merge_tree` of the same statistics.
 
+    With ``threads`` > 1 the buckets are split into that many groups of neighbouring buckets,
+    each merged on a thread of its own, in push order: every bucket still merges in the same
+    order, so the result does not depend on the number of threads. A push waits until the
+    previous one is merged, so at most two statistics are held besides the merged ones.
+
     Parameters
     ----------
     buckets : int
         Most buckets.
     min_bucket : int
         Fewest distinct scores of the first statistic per bucket.
+    threads : int
+        Threads merging bucket groups (1: on the caller's thread).
 
     Examples
     --------
@@ -111,11 +118,14 @@ class BucketedScoreMerger:
     [0.1, 0.5, 0.9]
     """
 
-    def __init__(self, buckets: int = 64, min_bucket: int = 50_000):
-        self.buckets, self.min_bucket = buckets, min_bucket
+    def __init__(self, buckets: int = 64, min_bucket: int = 50_000, threads: int = 1):
+        self.buckets, self.min_bucket, self.threads = buckets, min_bucket, threads
         self._edges: np.ndarray | None = None
         self._mergers: list[TreeMerger] = []
         self._pending: list = []  # empty statistics pushed before the edges are known
+        self._pools: list = []  # one single-thread executor per bucket group (threads > 1)
+        self._groups: list = []  # bucket index ranges of the groups
+        self._inflight: list = []  # futures of the last push
 
     def push(self, sc) -> None:
         """Add the next statistic."""
@@ -132,13 +142,40 @@ class BucketedScoreMerger:
 
     def _push(self, sc) -> None:
         cut = np.concatenate(([0], np.searchsorted(sc.scores, self._edges), [sc.scores.size]))
-        for merger, a, z in zip(self._mergers, cut[:-1], cut[1:]):
-            merger.push(type(sc)(sc.scores[a:z], sc.pos[a:z], sc.neg[a:z]))
+
+        def push_range(first: int, stop: int) -> None:
+            for b in range(first, stop):
+                a, z = cut[b], cut[b + 1]
+                self._mergers[b].push(type(sc)(sc.scores[a:z], sc.pos[a:z], sc.neg[a:z]))
+
+        if self.threads <= 1 or len(self._mergers) == 1:
+            push_range(0, len(self._mergers))
+            return
+        if not self._pools:
+            from concurrent.futures import ThreadPoolExecutor
+
+            bounds = np.linspace(0, len(self._mergers), min(self.threads, len(self._mergers)) + 1).astype(int)
+            self._groups = list(zip(bounds[:-1], bounds[1:]))
+            self._pools = [ThreadPoolExecutor(1, thread_name_prefix="classwatch-merge") for _ in self._groups]
+        self._wait()
+        self._inflight = [pool.submit(push_range, a, z) for pool, (a, z) in zip(self._pools, self._groups)]
+
+    def _wait(self) -> None:
+        """Wait for the last push's merges (raising their error, if any)."""
+        inflight, self._inflight = self._inflight, []
+        for future in inflight:
+            future.result()
 
     def result(self):
         """The merge of everything pushed (None when nothing was)."""
         if self._edges is None:
             return merge_tree(self._pending)
+        try:
+            self._wait()
+        finally:
+            for pool in self._pools:
+                pool.shutdown()
+            self._pools = []
         parts = [m.result() for m in self._mergers]
         if len(parts) == 1:
             return parts[0]

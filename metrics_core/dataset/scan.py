@@ -328,14 +328,15 @@ def _seen_labels(plan: _Plan, batch: pa.RecordBatch, seen: set, path) -> None:
 class _ExactScores:
     """Exact score counts taken out of each batch's statistics and merged by bucket (BucketedScoreMerger)."""
 
-    def __init__(self):
+    def __init__(self, threads: int = 1):
         self.mergers: list[BucketedScoreMerger] | None = None
+        self.threads = threads
 
     def take(self, stats):
         exact = exact_score_counts(stats.scores)
         if not exact:
             return stats
-        self.mergers = self.mergers or [BucketedScoreMerger() for _ in exact]
+        self.mergers = self.mergers or [BucketedScoreMerger(threads=self.threads) for _ in exact]
         for m, sc in zip(self.mergers, exact):
             m.push(sc)
         return replace(stats, scores=None)
@@ -402,7 +403,8 @@ confusion_only, twin_weight
                  twin_weight=twin_weight, pos_label=pos_label, threshold=threshold, confusion_only=confusion_only,
                  score_counts=score_counts)
     total = total_rows(ds, filter, parts) if progress is not None else None
-    merger, exact, seen, done = TreeMerger(), _ExactScores(), set(), 0
+    threads = threads or default_threads()
+    merger, exact, seen, done = TreeMerger(), _ExactScores(threads), set(), 0
 
     def batch_stats(item):
         try:
@@ -411,7 +413,7 @@ confusion_only, twin_weight
             return item, exc
 
     batches = batches_with_rows(ds, plan.needed, filter=filter, batch_rows=batch_rows, parts=parts)
-    for (batch, path, first_row), stats in ordered_map(batch_stats, _reordered(batches), threads or default_threads()):
+    for (batch, path, first_row), stats in ordered_map(batch_stats, _reordered(batches), threads):
         if isinstance(stats, InputError):
             raise _explain(stats, plan, ds, path, batch, first_row, filter, batch_rows) from None
         if task == "binary":
@@ -507,7 +509,8 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
     # The dtype a single pass would see (its N x K array): identical keys, so identical sums.
     dtype = np.result_type(*[ds.schema.field(c).type.to_pandas_dtype() for c in score_cols])
     needed = [columns.label, score_cols[j]] + ([columns.weight] if columns.weight else [])
-    merger = BucketedScoreMerger()
+    threads = threads or default_threads()
+    merger = BucketedScoreMerger(threads=threads)
     done = 0
 
     def batch_counts(batch):
@@ -517,7 +520,7 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
         return batch.num_rows, ScoreCounts.from_arrays(ti == j, s, w)
 
     batches = (batch for _path, batch in iter_batches(ds, needed, filter=filter, batch_rows=batch_rows, parts=parts))
-    for n, counts in ordered_map(batch_counts, batches, threads or default_threads()):
+    for n, counts in ordered_map(batch_counts, batches, threads):
         merger.push(counts)
         done += n
         if progress is not None:

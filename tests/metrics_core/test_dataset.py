@@ -235,10 +235,11 @@ def test_tree_merger_merges_left_to_right():
 
 
 @given(seed=st.integers(0, 2**32 - 1), n_batches=st.integers(1, 9), weighted=st.booleans(),
-       empty_first=st.integers(0, 2), min_bucket=st.sampled_from([1, 3, 50]))
+       empty_first=st.integers(0, 2), min_bucket=st.sampled_from([1, 3, 50]), threads=st.sampled_from([1, 2, 3]))
 @settings(max_examples=60, deadline=None)
-def test_bucketed_score_merger_equals_one_merge_tree(seed, n_batches, weighted, empty_first, min_bucket):
-    """Bit for bit, float weights included: same tree order per bucket, equal scores in one bucket."""
+def test_bucketed_score_merger_equals_one_merge_tree(seed, n_batches, weighted, empty_first, min_bucket, threads):
+    """Bit for bit, float weights included: same tree order per bucket, equal scores in one bucket,
+    whether the bucket groups merge on the caller's thread or on threads of their own."""
     rng = np.random.default_rng(seed)
     batches = [mc.ScoreCounts.from_arrays(np.array([], bool), np.array([]), np.array([]) if weighted else None)
                for _ in range(empty_first)]
@@ -246,7 +247,7 @@ def test_bucketed_score_merger_equals_one_merge_tree(seed, n_batches, weighted, 
         n = int(rng.integers(0, 400))
         s = np.round(rng.random(n), int(rng.integers(1, 4)))  # ties within and across batches
         batches.append(mc.ScoreCounts.from_arrays(rng.random(n) < 0.3, s, rng.random(n) * 3 if weighted else None))
-    bucketed = BucketedScoreMerger(buckets=8, min_bucket=min_bucket)
+    bucketed = BucketedScoreMerger(buckets=8, min_bucket=min_bucket, threads=threads)
     for sc in batches:
         bucketed.push(sc)
     got, expected = bucketed.result(), merge_tree(batches)

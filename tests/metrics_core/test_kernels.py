@@ -185,3 +185,20 @@ def test_weighted_32_bit_key_sort_is_the_stable_sort(n):
     order = np.argsort(key, kind="stable")
     np.testing.assert_array_equal(got_key, key[order])
     np.testing.assert_array_equal(got_w, w[order])
+
+
+@pytest.mark.parametrize("case", ["mixed", "no_positives", "no_negatives", "one_row", "weighted"])
+def test_report_curves_equal_the_curve_functions(case):
+    """The report shares equal arrays between its curves (views); every value is still the one
+    :func:`roc_curve`, :func:`pr_curve`, :func:`gain_curve` and :func:`lift_curve` give."""
+    from metrics_core.report import _curve_dict
+
+    rng = np.random.default_rng(5)
+    n = 1 if case == "one_row" else 300
+    y = {"no_positives": np.zeros(n, bool), "no_negatives": np.ones(n, bool)}.get(case, rng.random(n) < 0.4)
+    sc = ScoreCounts.from_arrays(y, np.round(rng.random(n), 2), rng.gamma(2.0, size=n) if case == "weighted" else None)
+    got = _curve_dict(sc)
+    for name, fn in (("roc", curves.roc_curve), ("pr", curves.pr_curve), ("gain", curves.gain_curve),
+                     ("lift", curves.lift_curve)):
+        for key, want in zip(("x", "y", "thresholds"), fn(sc)):
+            np.testing.assert_array_equal(got[name][key], want, err_msg=f"{name} {key}")
