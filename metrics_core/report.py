@@ -85,7 +85,7 @@ def _distinct(y: np.ndarray) -> np.ndarray:
     if y.dtype.kind in "iub" and y.size:
         lo, hi = y.min(), y.max()
         if lo >= 0 and hi < 1 << 16:
-            if hi - lo < 4:  # min and max occur: test the few values between them (no int64 copy of the rows)
+            if int(hi) - int(lo) < 4:  # (int: numpy bools do not subtract) min and max occur: test the few values between them (no int64 copy of the rows)
                 between = [v for v in range(int(lo) + 1, int(hi)) if (y == v).any()]
                 return np.array([lo, *between, hi] if hi > lo else [lo], dtype=y.dtype)
             return np.flatnonzero(np.bincount(y.astype(np.intp, copy=False))).astype(y.dtype)

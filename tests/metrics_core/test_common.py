@@ -596,6 +596,16 @@ def t_string_labels(case: Case):
                          labels=tuple(names[lab] for lab in case.labels))
 
 
+def t_bool_labels(case: Case):
+    """Binary labels as numpy bools: (negative, positive) -> (False, True) (a bool y_true once crashed)."""
+    pos = case.labels[1]
+
+    def as_bool(x):
+        return None if x is None else np.asarray(x) == pos
+
+    return case, replace(case, y_true=as_bool(case.y_true), y_pred=as_bool(case.y_pred), labels=(False, True))
+
+
 def _container(kind: str):
     def one(x):
         a = np.asarray(x)
@@ -646,6 +656,7 @@ TRANSFORMS = {
     "zero_weights": (t_zero_weights, {"binary", "multiclass"}),
     "label_permutation": (t_label_permutation, {"multiclass", "multilabel"}),
     "string_labels": (t_string_labels, {"binary", "multiclass"}),
+    "bool_labels": (t_bool_labels, {"binary"}),
     **{f"{kind}_input": (_t_container(kind), {"binary", "multiclass", "multilabel"})
        for kind in ("list", "polars", "pyarrow", "chunked")},
 }
