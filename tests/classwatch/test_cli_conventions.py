@@ -139,7 +139,9 @@ if __name__ == "__main__":  # pragma: no cover
 
 def test_evaluate_imports_only_what_it_uses(tmp_path):
     """`classwatch evaluate` starts in about 2 s because it never loads scipy.stats, Prefect, MLflow or
-    scikit-learn (issue 15 target 3); an eager import anywhere on its path would bring seconds back."""
+    scikit-learn (issue 15 target 3); an eager import anywhere on its path would bring seconds back.
+    numpy is first imported after the command's process settings, so its huge-page setting applies."""
+    import os
     import subprocess
 
     data = tmp_path / "small.csv"
@@ -150,7 +152,10 @@ def test_evaluate_imports_only_what_it_uses(tmp_path):
         "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
         "heavy = ('scipy.stats', 'prefect', 'mlflow', 'sklearn', 'statsmodels')\n"
         "print('LOADED', [m for m in heavy if m in sys.modules])\n"
+        "import numpy\nprint('HUGEPAGE', numpy._core.multiarray._get_madvise_hugepage())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert "LOADED []" in out.stdout, out.stdout[-300:]
+    assert "HUGEPAGE False" in out.stdout, out.stdout[-300:]
