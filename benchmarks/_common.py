@@ -44,9 +44,17 @@ class _RssSampler:
 
 
 def measure(fn, repeat: int = 3):
-    """(best seconds, peak extra RSS bytes of one call, result) of ``fn()``."""
+    """(best seconds, peak extra RSS bytes of one call, result) of ``fn()``.
+
+    With ``repeat`` > 1 one untimed call comes first: the first large allocations of a process
+    pay the kernel's huge-page compaction (numpy asks for huge pages), which otherwise lands on
+    whichever library is measured first. Every library measured this way gets the same warm-up.
+    """
     best = float("inf")
     result = None
+    if repeat > 1:
+        gc.collect()
+        fn()
     for _ in range(repeat):
         gc.collect()
         t0 = time.perf_counter()
@@ -58,6 +66,30 @@ def measure(fn, repeat: int = 3):
     with _RssSampler() as sampler:
         result = fn()
     return best, sampler.extra, result
+
+
+def race(fns: dict, repeat: int = 7) -> dict:
+    """{name: (best seconds, peak extra RSS bytes of one call, result)} of each ``fns[name]()``, interleaved.
+
+    Each round calls every function once, in turn, after one untimed warm-up round; the best of
+    ``repeat`` rounds is kept. Interleaving spreads the shared machine's slow moments over all
+    the peers, where timing one peer's calls back to back hands them to whichever ran then.
+    """
+    best = {name: float("inf") for name in fns}
+    for round_ in range(repeat + 1):
+        for name, fn in fns.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            if round_:
+                best[name] = min(best[name], time.perf_counter() - t0)
+    out = {}
+    for name, fn in fns.items():
+        gc.collect()
+        with _RssSampler() as sampler:
+            result = fn()
+        out[name] = (best[name], sampler.extra, result)
+    return out
 
 
 def binary_data(n: int, seed: int = 0):

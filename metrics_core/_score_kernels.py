@@ -5,16 +5,25 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from metrics_core.threads import in_ranges, kernel_threads
+
 _BLOCK = 1 << 20  # rows per block in run detection: bounds the temporaries
 
 
-def _sort_keys(key: np.ndarray, w: np.ndarray | None):
-    """Sort unsigned keys (carrying weights along); polars' sort is 2-4x faster than numpy's here."""
+def _sort_keys(key: np.ndarray, w: np.ndarray | None, threads: int = 1):
+    """Sort unsigned keys (carrying weights along); polars' sort is 2-4x faster than numpy's here.
+
+    Keys without weights (equal keys are indistinguishable) and packed (key, row) keys (all
+    distinct) come out the same from any sort: polars sorts them on ``threads`` > 1 threads when asked. The (key, weight)
+    frame sort stays on one thread, whose order of equal keys is the one weights were summed in
+    before.
+    """
+    parallel = threads > 1
     if w is None:
         if key.size < 100_000:
             key.sort()
             return key, None
-        return pl.Series(key).sort(multithreaded=False).to_numpy(), None
+        return pl.Series(key).sort(multithreaded=parallel).to_numpy(), None
     if key.dtype == np.uint32 and key.size < 1 << 32:
         # 32-bit keys: sort (key << 32 | row) as one u64 column and gather the weights by row. The
         # row breaks ties, so the order is the stable one (as the two-column sort's), and sorting
@@ -22,7 +31,7 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None):
         packed = key.astype(np.uint64)
         packed <<= np.uint64(32)
         packed |= np.arange(key.size, dtype=np.uint64)
-        packed = pl.Series(packed).sort(multithreaded=False).to_numpy()
+        packed = pl.Series(packed).sort(multithreaded=parallel).to_numpy()
         rows = (packed & np.uint64(0xFFFFFFFF)).astype(np.intp)
         return (packed >> np.uint64(32)).astype(np.uint32), w[rows]
     frame = pl.DataFrame({"k": key, "w": w}).sort("k", multithreaded=False)
@@ -41,19 +50,54 @@ def _changes(key: np.ndarray, ignore_low_bit: bool) -> np.ndarray:
     return change
 
 
-def _as_scores(bits: np.ndarray, utype) -> np.ndarray:
-    """float64 scores of packed keys (label bit shifted out): no copy beyond the shift for 64-bit keys."""
-    shifted = np.right_shift(bits, utype(1))
+def _scores_into(out: np.ndarray, keys: np.ndarray, utype) -> None:
+    """Write the float64 scores of packed keys (label bit shifted out) into ``out``."""
     if utype is np.uint64:
-        return shifted.view(np.float64)
-    return shifted.view(np.float32).astype(np.float64)
+        np.right_shift(keys, utype(1), out=out.view(np.uint64))
+    else:
+        out[:] = np.right_shift(keys, utype(1)).view(np.float32)
 
 
-def _score_runs(key: np.ndarray, utype):
+def _as_scores(bits: np.ndarray, utype, threads: int = 1) -> np.ndarray:
+    """float64 scores of packed keys (label bit shifted out), computed in ``threads`` ranges."""
+    out = np.empty(bits.size)
+    in_ranges(lambda b, e: _scores_into(out[b:e], bits[b:e], utype), bits.size, threads)
+    return out
+
+
+def _runs_in(key: np.ndarray, begin: int, end: int, utype):
+    """Run starts and label bounds (as :func:`_score_runs`) at the positions ``[max(begin, 1), end)``.
+
+    Returns ``(starts, bounds, every)``: lists of position arrays, where a block whose keys all
+    start a new score is kept as its ``(begin, end)`` range (made into positions only when some
+    run is longer), and whether every key of the range starts a new score.
+    """
+    one = utype(1)
+    starts: list = []
+    bounds: list = []
+    every = True
+    lo = max(begin, 1)
+    x_b = np.empty(max(min(end - lo, _BLOCK), 0), dtype=utype)
+    new_b = np.empty(x_b.size, dtype=bool)
+    for first in range(lo, end, _BLOCK):
+        last = min(first + _BLOCK, end)
+        x, new = x_b[:last - first], new_b[:last - first]
+        np.bitwise_xor(key[first:last], key[first - 1:last - 1], out=x)
+        if np.count_nonzero(np.greater(x, one, out=new)) == x.size:  # every key a new score
+            starts.append((first, last))
+            continue
+        every = False
+        starts.append(np.flatnonzero(new) + first)
+        bounds.append(np.flatnonzero(x == one) + first)
+    return starts, bounds, every
+
+
+def _score_runs(key: np.ndarray, utype, threads: int = 1):
     """Where the score runs of sorted packed keys start, and where a run's positives start.
 
     In a run of equal scores the negatives (label bit 0) sort before the positives, so a run
-    holds at most one label boundary. Computed in blocks of ``_BLOCK`` keys.
+    holds at most one label boundary. Computed in blocks of ``_BLOCK`` keys, the blocks split
+    into ``threads`` ranges.
 
     Returns
     -------
@@ -61,27 +105,30 @@ def _score_runs(key: np.ndarray, utype):
         ``(starts, bounds)``: int64 positions of the runs' first keys (None when every key is
         its own score: all scores distinct) and of the first positive of each mixed run.
     """
-    n = key.size
-    one = utype(1)
+    parts = in_ranges(lambda b, e: _runs_in(key, b, e, utype), key.size, threads)
     starts: list = [np.zeros(1, dtype=np.int64)]
     bounds: list = [np.empty(0, dtype=np.int64)]
-    every = True
-    x_b = np.empty(min(max(n - 1, 1), _BLOCK), dtype=utype)
-    new_b = np.empty(x_b.size, dtype=bool)
-    for begin in range(1, n, _BLOCK):
-        end = min(begin + _BLOCK, n)
-        x, new = x_b[:end - begin], new_b[:end - begin]
-        np.bitwise_xor(key[begin:end], key[begin - 1:end - 1], out=x)
-        if np.count_nonzero(np.greater(x, one, out=new)) == x.size:  # every key a new score
-            starts.append((begin, end))  # made into positions only if some run is longer
-            continue
-        every = False
-        starts.append(np.flatnonzero(new) + begin)
-        bounds.append(np.flatnonzero(x == one) + begin)
-    if every:
+    for s, b, _ in parts:
+        starts += s
+        bounds += b
+    if all(every for _, _, every in parts):
         return None, bounds[0]
     starts = [np.arange(*s, dtype=np.int64) if isinstance(s, tuple) else s for s in starts]
     return np.concatenate(starts), np.concatenate(bounds)
+
+
+def _packed_keys(scores: np.ndarray, y: np.ndarray, utype, threads: int) -> np.ndarray:
+    """``score bits << 1 | label`` per row, built in ``threads`` ranges."""
+    key = np.empty(scores.size, dtype=utype)
+    bits = scores.view(utype)
+
+    def build(begin: int, end: int) -> None:
+        out = key[begin:end]
+        np.left_shift(bits[begin:end], utype(1), out=out)
+        np.bitwise_or(out, y[begin:end], out=out, casting="unsafe")
+
+    in_ranges(build, scores.size, threads)
+    return key
 
 
 def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None):
@@ -92,6 +139,9 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     maps -0.0 onto 0.0). float32 scores pack into 32-bit keys: half the memory and sort time.
     Unweighted counts need no per-row label array: within a run of equal scores the negatives
     sort first, so a run's counts follow from where it starts and where its positives start.
+    Large inputs use :func:`metrics_core.threads.kernel_threads` threads for the key build, the
+    sort and the run detection; each writes its own range, so the result does not depend on
+    the number of threads.
 
     Parameters
     ----------
@@ -115,9 +165,9 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     ([0.25, 0.5], [0, 1], [1, 1])
     """
     utype = np.uint32 if scores.dtype == np.float32 else np.uint64
-    key = scores.view(utype) << utype(1)
-    np.bitwise_or(key, y, out=key, casting="unsafe")
-    key, w = _sort_keys(key, w)
+    threads = kernel_threads(scores.size)
+    key = _packed_keys(scores, y, utype, threads)
+    key, w = _sort_keys(key, w, threads)
     n = key.size
     if n == 0:
         empty = np.empty(0, dtype=np.int64 if w is None else np.float64)
@@ -133,10 +183,16 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
         neg = np.add.reduceat(np.where(positive, 0.0, wsum), starts)
         keep = (pos + neg) > 0  # zero-weight rows are not thresholds (scikit-learn drops them too)
         return _as_scores(first[starts], utype)[keep], pos[keep], neg[keep]
-    starts, bounds = _score_runs(key, utype)
+    starts, bounds = _score_runs(key, utype, threads)
     if starts is None:  # every score distinct: a key's label bit is its count
-        pos = np.bitwise_and(key, utype(1), out=np.empty(n, dtype=np.int64), casting="unsafe")
-        return _as_scores(key, utype), pos, np.subtract(1, pos)
+        pos, neg = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+
+        def labels(begin: int, end: int) -> None:
+            np.bitwise_and(key[begin:end], utype(1), out=pos[begin:end], casting="unsafe")
+            np.subtract(1, pos[begin:end], out=neg[begin:end])
+
+        in_ranges(labels, n, threads)
+        return _as_scores(key, utype, threads), pos, neg
     first = key[starts]
     length = np.diff(starts, append=n)
     pos = length * (first & utype(1)).astype(np.int64)  # a run that starts positive is all positive

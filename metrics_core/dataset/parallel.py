@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, TypeVar
+
+from metrics_core.threads import default_threads, one_kernel_thread
 
 __all__ = ["default_threads", "ordered_map"]
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def default_threads() -> int:
-    """Threads of a streamed scan: ``CLASSWATCH_SCAN_THREADS`` when set, else 2 (1 on a 1-core machine).
-
-    Why 2: a batch's statistic spends most of its time in numpy and polars kernels that release
-    the GIL (the sort, the run sums), so a second thread nearly doubles a scan on two cores;
-    more threads mostly add memory (one batch and its sort temporaries each). A Dask worker's
-    scan uses 1: the cluster already puts one task on each core.
-
-    Examples
-    --------
-    >>> default_threads() >= 1
-    True
-    """
-    env = os.environ.get("CLASSWATCH_SCAN_THREADS", "").strip()
-    if env:
-        return max(1, int(env))
-    return max(1, min(2, os.cpu_count() or 1))
 
 
 def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Iterator[R]:
@@ -46,7 +28,9 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Itera
     items : iterable
         Read on the calling thread (e.g. Arrow batches from a file).
     threads : int
-        1 runs a plain loop on the calling thread.
+        1 runs a plain loop on the calling thread. Either way each call's kernels use one thread
+        (:func:`metrics_core.threads.one_kernel_thread`): the items already run side by side, or
+        on a core the caller shares with others (a Dask worker).
 
     Yields
     ------
@@ -57,14 +41,18 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Itera
     >>> list(ordered_map(lambda x: x * x, range(5), threads=2))
     [0, 1, 4, 9, 16]
     """
+    def serial(item: T) -> R:
+        with one_kernel_thread():
+            return fn(item)
+
     if threads <= 1:
-        yield from map(fn, items)
+        yield from map(serial, items)
         return
     pending: deque = deque()
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="classwatch-scan") as pool:
         try:
             for item in items:
-                pending.append(pool.submit(fn, item))
+                pending.append(pool.submit(serial, item))
                 if len(pending) > threads:
                     yield pending.popleft().result()
             while pending:
