@@ -9,8 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from metrics_core.calibration import Reliability
-
-DPI = 120
+from tasks.render.plots import DPI
 
 
 def _panel(ax, rel: Reliability, title: str) -> None:
