@@ -44,39 +44,24 @@ class _RssSampler:
 
 
 def measure(fn, repeat: int = 3):
-    """(best seconds, peak extra RSS bytes of one call, result) of ``fn()``.
-
-    With ``repeat`` > 1 one untimed call comes first: the first large allocations of a process
-    pay the kernel's huge-page compaction (numpy asks for huge pages), which otherwise lands on
-    whichever library is measured first. Every library measured this way gets the same warm-up.
-    """
-    best = float("inf")
-    result = None
-    if repeat > 1:
-        gc.collect()
-        fn()
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-        del result
-        result = None
-    gc.collect()
-    with _RssSampler() as sampler:
-        result = fn()
-    return best, sampler.extra, result
+    """(best seconds, peak extra RSS bytes of one call, result) of ``fn()``: :func:`race` of one
+    function, with its warm-up call only when ``repeat`` > 1 (a single long call is timed cold)."""
+    return race({"fn": fn}, repeat, warmup=repeat > 1)["fn"]
 
 
-def race(fns: dict, repeat: int = 7) -> dict:
+def race(fns: dict, repeat: int = 7, warmup: bool = True) -> dict:
     """{name: (best seconds, peak extra RSS bytes of one call, result)} of each ``fns[name]()``, interleaved.
 
-    Each round calls every function once, in turn, after one untimed warm-up round; the best of
-    ``repeat`` rounds is kept. Interleaving spreads the shared machine's slow moments over all
-    the peers, where timing one peer's calls back to back hands them to whichever ran then.
+    Each round calls every function once, in turn; the best of ``repeat`` rounds is kept, then
+    one more call per function measures its memory. Interleaving spreads the shared machine's
+    slow moments over all the peers, where timing one peer's calls back to back hands them to
+    whichever ran then. The untimed warm-up round (``warmup``) takes the process's first large
+    allocations, which pay the kernel's huge-page compaction (numpy asks for huge pages) and
+    would otherwise land on whichever library is measured first.
     """
     best = {name: float("inf") for name in fns}
-    for round_ in range(repeat + 1):
+    first = 0 if warmup else 1
+    for round_ in range(first, repeat + 1):
         for name, fn in fns.items():
             gc.collect()
             t0 = time.perf_counter()

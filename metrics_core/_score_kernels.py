@@ -14,9 +14,9 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None, threads: int = 1):
     """Sort unsigned keys (carrying weights along); polars' sort is 2-4x faster than numpy's here.
 
     Keys without weights (equal keys are indistinguishable) and packed (key, row) keys (all
-    distinct) come out the same from any sort: polars sorts them on ``threads`` > 1 threads when asked. The (key, weight)
-    frame sort stays on one thread, whose order of equal keys is the one weights were summed in
-    before.
+    distinct) come out the same from any sort, so polars sorts them on several threads when
+    ``threads`` > 1. The (key, weight) frame sort stays on one thread: its order of equal keys
+    is the order their weights are summed in.
     """
     parallel = threads > 1
     if w is None:

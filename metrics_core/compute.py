@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core import formulas as f
+from metrics_core.counts import ScoreCounts
 from metrics_core.curves import probability_losses, ranking_areas
 from metrics_core.threads import kernel_threads, side_thread
-from metrics_core.counts import ScoreCounts
 
 
 def binary_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> dict:

@@ -6,9 +6,9 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from metrics_core.threads import default_threads, one_kernel_thread
+from metrics_core.threads import one_kernel_thread
 
-__all__ = ["default_threads", "ordered_map"]
+__all__ = ["ordered_map"]
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -16,12 +16,13 @@ from metrics_core.contract import (Columns, Layout, binary_classes, check_batch,
 from metrics_core.counts import ScoreCounts, fold_negative_runs
 from metrics_core.dataset.batches import Part, batches_with_rows, file_error, iter_batches, no_rows_error, total_rows
 from metrics_core.dataset.formats import open_dataset, where
-from metrics_core.dataset.parallel import default_threads, ordered_map
+from metrics_core.dataset.parallel import ordered_map
 from metrics_core.dataset.merge import (BucketedScoreMerger, PartialStats, TreeMerger, exact_score_counts, relabel,
                                         release_free_memory)
 from metrics_core.errors import InputError
 from metrics_core.report import binary_stats, multiclass_stats
 from metrics_core.stats import BinaryStats, MulticlassStats
+from metrics_core.threads import default_threads
 
 __all__ = ["class_labels", "scan_class_scores", "scan_partial", "scan_stats", "scans_by_class"]
 
@@ -376,7 +377,7 @@ confusion_only, twin_weight
         :func:`metrics_core.report.multiclass_stats` does.
     threads : int, optional
         Threads computing batch statistics (:func:`~metrics_core.dataset.parallel.ordered_map`;
-        None: :func:`~metrics_core.dataset.parallel.default_threads`). The batches are merged in
+        None: :func:`~metrics_core.threads.default_threads`). The batches are merged in
         the same order whatever the number, so the result does not depend on it.
 
     Returns
