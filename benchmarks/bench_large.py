@@ -48,6 +48,23 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def tree_cpu() -> dict[int, float]:
+    """User + system CPU seconds so far of this process and every process under it, by pid: for
+    the Dask job the client (with the scheduler), the nannies, the workers and the Prefect API
+    server the flow started."""
+    import psutil
+
+    out = {}
+    me = psutil.Process()
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            t = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        out[proc.pid] = t.user + t.system
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # Data (seeded, written in chunks so generation itself stays small)
 # ------------------------------------------------------------------------------------------------
@@ -193,12 +210,6 @@ def job_dask(data: Path, args) -> dict:
 
         return r.getrusage(r.RUSAGE_SELF).ru_maxrss * 1024
 
-    def worker_cpu():
-        import resource as r
-
-        u = r.getrusage(r.RUSAGE_SELF)
-        return u.ru_utime + u.ru_stime
-
     t0 = time.perf_counter()
     with local_cluster() as cluster, Client(cluster) as client, api_for("dask"):
         t_cluster = time.perf_counter() - t0
@@ -208,7 +219,8 @@ def job_dask(data: Path, args) -> dict:
         t1 = time.perf_counter()
         compute_stats(first, "binary", Columns(weight="weight"), runner=address, bins=10)
         t_warm = time.perf_counter() - t1
-        cpu_before = sum(client.run(worker_cpu).values()) + cpu_seconds()
+        worker_pids = set(client.run(os.getpid).values())
+        cpu_before = tree_cpu()
         t2 = time.perf_counter()
         with get_task_stream(client) as stream:
             stats = compute_stats(data, "binary", Columns(weight="weight"), runner=address,
@@ -220,11 +232,16 @@ def job_dask(data: Path, args) -> dict:
         map_seconds = max(ss["stop"] for ss in spans) - min(ss["start"] for ss in spans) if spans else None
         out = _binary_report(stats)
         seconds = time.perf_counter() - t2
-        cpu = sum(client.run(worker_cpu).values()) + cpu_seconds() - cpu_before
+        cpu_after = tree_cpu()
         workers = client.run(worker_peak)
+    used = {pid: cpu_after[pid] - cpu_before.get(pid, 0.0) for pid in cpu_after}
+    me = os.getpid()
+    cpu = sum(used.values())
+    split = {"client": used.get(me, 0.0), "workers": sum(v for k, v in used.items() if k in worker_pids),
+             "others": sum(v for k, v in used.items() if k != me and k not in worker_pids)}
     return {"seconds": seconds, "flow_seconds": t_flow, "map_seconds": map_seconds, "cluster_start_seconds": t_cluster,
             "warmup_seconds": t_warm, "rows": stats.n_rows, "rows_per_s": stats.n_rows / seconds,
-            "cpu_seconds_all_processes": cpu, "worker_peak_rss": {k: int(v) for k, v in workers.items()}, **out}
+            "cpu_seconds_all_processes": cpu, "cpu_seconds_split": split, "worker_peak_rss": {k: int(v) for k, v in workers.items()}, **out}
 
 
 def job_sklearn(data: Path, args) -> dict:
@@ -452,6 +469,9 @@ def summarize(results: dict) -> None:
                   f"{dask['map_seconds']:.1f} s ({single['scan_seconds'] / dask['map_seconds']:.2f}x the scan); "
                   f"report on the client {dask['seconds'] - dask['flow_seconds']:.1f} s "
                   f"(one process {single['seconds'] - single['scan_seconds']:.1f} s)")
+        if dask.get("cpu_seconds_split"):
+            print("  Dask CPU: " + ", ".join(f"{k} {v:.1f} s" for k, v in dask["cpu_seconds_split"].items())
+                  + " (client: the flow, the scheduler and the report; others: nannies and the Prefect API server)")
     print(f"load average at start {results['load_average_at_start']}, now {os.getloadavg()} "
           f"(on {results['cpus']} CPUs shared with other work)")
     from classwatch.cli import NUMPY_ENV
