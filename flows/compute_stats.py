@@ -13,12 +13,11 @@ from typing import Any, Callable
 from prefect import flow
 from prefect.futures import as_completed
 
-from flows.runners import api_for, task_runner
+from flows.runners import api_for, check_scheduler, task_runner
 from metrics_core.dataset import (Columns, Part, merge_tree, no_rows_error, parts_of, scans_by_class, schema_of,
                                   score_column_classes)
 from metrics_core.classes import check_class_list
 from metrics_core.stats import BinaryStats, MulticlassStats
-from tasks.config.spec import dask_address
 from tasks.stats import class_scores, merge_stats, partition_labels, partition_stats
 
 # The progress callback travels beside the flow, not as a parameter: prefect-dask serializes the
@@ -207,7 +206,7 @@ def compute_stats(source, task_kind: str, columns: Columns | None = None, *, run
     A script that uses ``runner="dask"`` needs an ``if __name__ == "__main__":`` guard (the
     LocalCluster's worker processes re-import the main module).
     """
-    dask_address(runner)  # validate early
+    check_scheduler(runner)  # validates the string, and a running scheduler's address answers
     flow_ = compute_stats_flow.with_options(task_runner=task_runner(runner, cluster_kwargs))
     token = _PROGRESS.set(progress)
     try:

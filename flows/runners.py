@@ -83,6 +83,30 @@ def gather_kwargs(address: str | None) -> dict:
     return {}
 
 
+class SchedulerUnreachable(ConnectionError):
+    """The Dask scheduler of ``--runner`` / the spec's ``task_runner`` does not answer; nothing ran."""
+
+
+def check_scheduler(runner: str, timeout: float = 5.0) -> None:
+    """For a running scheduler's address, one TCP connection to it; :class:`SchedulerUnreachable`
+    naming the address when it is refused or times out. The Dask client would instead retry for
+    its connect timeout (30 s), after the Prefect API has started, and end in a traceback. Nothing
+    to check for ``local`` and ``dask`` (a cluster of our own)."""
+    from tasks.net import connect_error
+
+    address = dask_address(runner)
+    if address is None:
+        return
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    reason = connect_error(host.strip("[]"), int(port), timeout) if port.isdigit() else f"no port number in {port!r}"
+    if reason is None:
+        return
+    raise SchedulerUnreachable(
+        f"the Dask scheduler {address} is unreachable ({reason}); nothing was computed or logged. Start it "
+        "(`dask scheduler --port 8786`, and workers with `dask worker tcp://HOST:8786`), check the address, or use "
+        "--runner dask (task_runner: dask in a spec) for a local cluster of 2 workers.")
+
+
 def needs_api_server(runner: str) -> bool:
     """Whether tasks of ``runner`` run in other processes, which must reach a Prefect API server.
 

@@ -220,6 +220,7 @@ def monitor(
     try:
         run_spec = load_spec(spec, data={"current": current})  # once: the flow takes the loaded spec
         runner = runners.task_runner(run_spec.task_runner)
+        runners.check_scheduler(run_spec.task_runner)
     except Exception as exc:  # noqa: BLE001
         fail(exc)
     done, failed = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, period, force)

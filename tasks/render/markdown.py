@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from metrics_core.monitoring import Alert, AlertPolicy
+from metrics_core.monitoring.estimate import PREFIX as ESTIMATED
 
 if TYPE_CHECKING:  # the tasks import this module, not the other way round
     from tasks.monitor import Assessment, Plan
@@ -62,14 +63,34 @@ def _num(metrics: dict, key: str) -> float:
 
 
 def _headline_sentence(metrics: dict, headline: str) -> str:
-    value, low, high = (_num(metrics, headline + s) for s in ("", "_ci_low", "_ci_high"))
-    floor, ref = _num(metrics, f"{headline}_floor"), _num(metrics, f"{headline}_reference")
-    if value != value:
-        return "no labels in this period, so performance was not measured"
+    """The headline clause of a period's description: measured with labels, else the label-lag
+    estimate (``estimated/<headline>``, :mod:`metrics_core.monitoring.estimate`) when there is one.
+
+    >>> _headline_sentence({"balanced_accuracy": 0.91, "balanced_accuracy_floor": 0.85}, "balanced_accuracy")
+    'labels present: balanced_accuracy 0.910 (floor 0.850)'
+    >>> _headline_sentence({"estimated/balanced_accuracy": 0.932, "estimated/balanced_accuracy_ci_low": 0.926,
+    ...                     "estimated/balanced_accuracy_ci_high": 0.939}, "balanced_accuracy")
+    "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.932 (95 % interval 0.926 to 0.939)"
+    >>> _headline_sentence({}, "balanced_accuracy")
+    'no labels in this period, so performance was not measured'
+    """
+    value = _num(metrics, headline)
+    if value == value:
+        return f"labels present: {headline} {value:.3f}" + _qualifiers(metrics, headline)
+    estimate = _num(metrics, ESTIMATED + headline)
+    if estimate == estimate:
+        return (f"no labels in this period; {headline} estimated from the scores and the reference's calibration: "
+                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATED + headline))
+    return "no labels in this period, so performance was not measured"
+
+
+def _qualifiers(metrics: dict, key: str) -> str:
+    """`` (95 % interval ...; floor ...; reference ...)`` of a metric, the parts that are logged."""
+    low, high, floor, ref = (_num(metrics, key + s) for s in ("_ci_low", "_ci_high", "_floor", "_reference"))
     parts = [f"95 % interval {low:.3f} to {high:.3f}"] if low == low and high == high else []
     parts += [f"floor {floor:.3f}"] if floor == floor else []
     parts += [f"reference {ref:.3f}"] if ref == ref else []
-    return f"labels present: {headline} {value:.3f}" + (f" ({'; '.join(parts)})" if parts else "")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def period_note(plan: "Plan", a: "Assessment", most: int = 3) -> str:

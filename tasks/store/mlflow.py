@@ -137,18 +137,16 @@ def check_reachable(tracking_uri: str, timeout: float = 10.0) -> None:
     """For an http(s) tracking URI, one TCP connection to its host and port; StoreUnreachable
     naming the URI when it is refused or times out. MLflow's client would instead retry for up
     to minutes (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``) and then print a long urllib3 error."""
-    import socket
     from urllib.parse import urlsplit
+
+    from tasks.net import connect_error
 
     parts = urlsplit(tracking_uri)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((parts.hostname, port), timeout=timeout):
-            return
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
+    reason = connect_error(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), timeout)
+    if reason is None:
+        return
     raise StoreUnreachable(
         f"the MLflow tracking server {tracking_uri} is unreachable ({reason}); nothing was logged. Start it "
         "(`classwatch server` starts one on 127.0.0.1:5000) or point MLFLOW_TRACKING_URI / the spec's "

@@ -73,6 +73,26 @@ def test_bad_runner_exits_2(data):
     assert result.exit_code == 2 and "dask://HOST:PORT" in " ".join(result.output.split())
 
 
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound once by the OS, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_scheduler_is_one_error_line_at_once(data, tmp_path):
+    """Before: the embedded Prefect API started, Dask retried for 30 s, and a traceback ended it."""
+    root, _ = data
+    port = closed_port()
+    result = evaluate(root, "--task", "binary", "--runner", f"dask://127.0.0.1:{port}", "--json", tmp_path / "r.json")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert f"Error: SchedulerUnreachable: the Dask scheduler tcp://127.0.0.1:{port} is unreachable" in text
+    assert "--runner dask" in text and "Traceback" not in result.output and not (tmp_path / "r.json").exists()
+
+
 def test_binned_multiclass_bounds_every_class(tmp_path):
     rng = np.random.default_rng(9)
     y = rng.integers(0, 3, 3000)

@@ -143,6 +143,13 @@ def test_artifact_store_failure_leaves_failed_run_then_rerun_completes(monitorin
     assert [r.info.status for r in runs] == ["FINISHED"] and runs[0].info.run_id == done.run_id
 
 
+def _period_run(store, period: str):
+    """The one monitoring run of ``period`` in the test experiment."""
+    (run,) = [r for r in mlflow_runs(store, "monitor-tests", kind="monitor") if r.data.tags.get("classwatch.period")
+              == period]
+    return run
+
+
 def test_unlabelled_period_and_previous(monitoring_spec, store, tmp_path):
     data = Path(monitoring_spec["data"]["current"]).parent
     scored_rows(5_000, 40, "2024-07", labels=False).write_parquet(data / "2024-07.parquet")
@@ -150,6 +157,10 @@ def test_unlabelled_period_and_previous(monitoring_spec, store, tmp_path):
     assert not out.alert
     assert not any(k.startswith("perf/") for k in out.metrics)
     assert "estimated/balanced_accuracy" in out.metrics
+    note = _period_run(store, "2024-07").data.tags["mlflow.note.content"]  # the description quotes the estimate
+    assert f"no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: " \
+           f"{out.metrics['estimated/balanced_accuracy']:.3f} (95 % interval " \
+           f"{out.metrics['estimated/balanced_accuracy_ci_low']:.3f} to" in note
     again = monitor_period(monitoring_spec, "2024-07")  # no labels yet: the logged run, nothing recomputed
     assert not again.created and again.run_id == out.run_id
     # the labels arrive: the same command recomputes the period, the measurement next to the estimate
@@ -160,6 +171,8 @@ def test_unlabelled_period_and_previous(monitoring_spec, store, tmp_path):
     runs = [r for r in mlflow_runs(store, "monitor-tests", kind="monitor") if r.data.tags.get("classwatch.period")
             == "2024-07"]
     assert [r.info.run_id for r in runs] == [labelled.run_id]
+    assert f"labels present: balanced_accuracy {labelled.metrics['perf/balanced_accuracy']:.3f}" in \
+        runs[0].data.tags["mlflow.note.content"]
     from flows.monitor_period import resolve_period
 
     assert resolve_period("previous") == resolve_period("previous")

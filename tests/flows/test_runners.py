@@ -39,3 +39,19 @@ def test_a_port_taken_by_another_api_is_left_for_one_of_our_own(monkeypatch):
     finally:
         server.stop()
         other.shutdown()
+
+
+def test_check_scheduler_names_an_address_that_does_not_answer():
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with pytest.raises(runners.SchedulerUnreachable, match=f"tcp://127.0.0.1:{port} is unreachable"):
+        runners.check_scheduler(f"dask://127.0.0.1:{port}")
+    with socket.socket() as listening:  # a port that accepts connections passes
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        runners.check_scheduler(f"tcp://127.0.0.1:{listening.getsockname()[1]}")
+    runners.check_scheduler("local")  # nothing to reach
+    runners.check_scheduler("dask")  # a cluster of our own
