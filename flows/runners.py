@@ -19,8 +19,14 @@ LOCAL_CLUSTER = {"n_workers": 2, "processes": True, "threads_per_worker": 1, "da
 # - The worker's statistical profiler (it feeds the dashboard's Profile tab) samples every thread's
 #   stack every 10 ms under the GIL, between the scan's many short numpy calls: the two 50M-row map
 #   tasks took 10.8-12.6 s (mean 11.6) with it and 9.6-10.8 s (mean 10.4) without, in alternation.
+# - Dask cuts every frame a worker sends into 64 MiB shards, and the receiver reads each shard into
+#   a buffer of its own and then copies them into one array again: for the 100M-row benchmark's
+#   statistics (arrays of 90-180 MB) that copy cost the client 1.5-2 CPU-s of its 3.7-4.1. Shards
+#   of 1 GiB send such arrays whole. (The worker reads the setting when it imports Dask, so it goes
+#   in the environment the nanny spawns it with; a user's own setting is kept.)
 WORKER_CONFIG = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-                 "distributed.worker.profile.enabled": False}
+                 "distributed.worker.profile.enabled": False,
+                 "distributed.nanny.pre-spawn-environ.DASK_DISTRIBUTED__COMM__SHARD": "1GiB"}
 
 # A Dask client outside the cluster gathers results through the scheduler unless told otherwise,
 # and the scheduler speaks pickle protocol 4 (distributed 2026.8's "common denominator"): a
@@ -34,11 +40,17 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 def local_cluster(**kwargs):
     """A :class:`distributed.LocalCluster` (``LOCAL_CLUSTER`` defaults, overridden by ``kwargs``)
-    whose workers keep glibc's default malloc tuning and run no statistical profiler (``WORKER_CONFIG``)."""
+    whose workers keep glibc's default malloc tuning, run no statistical profiler and send large
+    arrays unsplit (``WORKER_CONFIG``)."""
+    import os
+
     import dask
     from distributed import LocalCluster
 
-    with dask.config.set(WORKER_CONFIG):
+    config = dict(WORKER_CONFIG)
+    if "DASK_DISTRIBUTED__COMM__SHARD" in os.environ or dask.config.get("distributed.comm.shard") != "64MiB":
+        del config["distributed.nanny.pre-spawn-environ.DASK_DISTRIBUTED__COMM__SHARD"]  # the user's shards
+    with dask.config.set(config):
         return LocalCluster(**{**LOCAL_CLUSTER, **kwargs})
 
 

@@ -60,16 +60,19 @@ def cluster():
 
 
 @pytest.mark.slow
-def test_local_cluster_workers_keep_the_default_malloc_tuning_and_run_no_profiler(cluster):
-    """Dask's nanny would set MALLOC_TRIM_THRESHOLD_ (23% slower exact scans), and the worker's
-    profiler costs the map tasks about 10% (see WORKER_CONFIG)."""
+def test_local_cluster_worker_settings(cluster):
+    """Dask's nanny would set MALLOC_TRIM_THRESHOLD_ (23% slower exact scans), the worker's profiler
+    costs the map tasks about 10%, and 64 MiB shards a copy on receipt (see WORKER_CONFIG)."""
     from distributed import Client
 
     with Client(cluster) as client:
         env = client.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
         threads = client.run(lambda: os.environ.get("OMP_NUM_THREADS"))
         profiling = client.run(lambda dask_worker: dask_worker.periodic_callbacks.get("profile") is not None)
+        shards = client.run(lambda: __import__("distributed.comm.tcp", fromlist=["TCP"]).TCP.max_shard_size)
     assert set(profiling.values()) == {False}
+    if "DASK_DISTRIBUTED__COMM__SHARD" not in os.environ:
+        assert set(shards.values()) == {1 << 30}  # a statistic's arrays travel whole, not in 64 MiB shards
     if SHELL_MALLOC_TRIM is not None:
         pytest.skip("MALLOC_TRIM_THRESHOLD_ is set in the environment of the test run: workers inherit it")
     assert len(env) == 2 and set(env.values()) == {None}
