@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from metrics_core.monitoring import Alert, AlertPolicy
-from metrics_core.monitoring.estimate import PREFIX as ESTIMATED
+from metrics_core.monitoring.estimate import PREFIX as ESTIMATE_PREFIX
 
 if TYPE_CHECKING:  # the tasks import this module, not the other way round
     from tasks.monitor import Assessment, Plan
@@ -77,10 +77,10 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     value = _num(metrics, headline)
     if value == value:
         return f"labels present: {headline} {value:.3f}" + _qualifiers(metrics, headline)
-    estimate = _num(metrics, ESTIMATED + headline)
+    estimate = _num(metrics, ESTIMATE_PREFIX + headline)
     if estimate == estimate:
         return (f"no labels in this period; {headline} estimated from the scores and the reference's calibration: "
-                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATED + headline))
+                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATE_PREFIX + headline))
     return "no labels in this period, so performance was not measured"
 
 
