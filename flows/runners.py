@@ -35,7 +35,7 @@ WORKER_CONFIG = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": N
 # 100M-row benchmark took 2.3-3.5 s to pickle on the worker alone, and the flow 18.1-19.3 s
 # against 14.1-15.4 s gathered straight from the worker (protocol 5: the arrays travel as
 # out-of-band buffers, no copy).
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def local_cluster(**kwargs):
@@ -48,7 +48,8 @@ def local_cluster(**kwargs):
     from distributed import LocalCluster
 
     config = dict(WORKER_CONFIG)
-    if "DASK_DISTRIBUTED__COMM__SHARD" in os.environ or dask.config.get("distributed.comm.shard") != "64MiB":
+    default_shard = dask.utils.parse_bytes(dask.config.get("distributed.comm.shard")) == 64 << 20
+    if "DASK_DISTRIBUTED__COMM__SHARD" in os.environ or not default_shard:
         del config["distributed.nanny.pre-spawn-environ.DASK_DISTRIBUTED__COMM__SHARD"]  # the user's shards
     with dask.config.set(config):
         return LocalCluster(**{**LOCAL_CLUSTER, **kwargs})
@@ -88,11 +89,16 @@ def gather_kwargs(address: str | None) -> dict:
     """
     import dask
 
-    host = None if address is None else address.split("://", 1)[-1].rsplit(":", 1)[0]
-    if (address is None or host in LOOPBACK_HOSTS) and dask.config.get("distributed.client.direct-to-workers",
-                                                                         None) is None:
+    if (address is None or _host_port(address)[0] in LOOPBACK_HOSTS) and \
+            dask.config.get("distributed.client.direct-to-workers", None) is None:
         return {"direct_to_workers": True}
     return {}
+
+
+def _host_port(address: str) -> tuple[str, str]:
+    """``("127.0.0.1", "8786")`` of ``tcp://127.0.0.1:8786`` (an IPv6 host without its brackets)."""
+    host, _, port = address.split("://", 1)[-1].rpartition(":")
+    return host.strip("[]"), port
 
 
 class SchedulerUnreachable(ConnectionError):
@@ -109,8 +115,8 @@ def check_scheduler(runner: str, timeout: float = 5.0) -> None:
     address = dask_address(runner)
     if address is None:
         return
-    host, _, port = address.split("://", 1)[-1].rpartition(":")
-    reason = connect_error(host.strip("[]"), int(port), timeout) if port.isdigit() else f"no port number in {port!r}"
+    host, port = _host_port(address)
+    reason = connect_error(host, int(port), timeout) if port.isdigit() else f"no port number in {port!r}"
     if reason is None:
         return
     raise SchedulerUnreachable(
