@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
+import scipy.special as sp
 import scipy.stats as st
 from hypothesis import given, settings
 from hypothesis import strategies as hs
@@ -16,9 +17,11 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportions_ztest
 
 from metrics_core import drift
+from metrics_core import threads as thread_limits
 from metrics_core.counts import ScoreCounts
-from metrics_core.drift import Histogram
+from metrics_core.drift import Histogram, kolmogorov
 from metrics_core.errors import InputError
+from metrics_core.threads import one_kernel_thread
 
 SETTINGS = settings(max_examples=60, deadline=None)
 # Few distinct values on both sides of zero, so ties across samples are common and both merge
@@ -111,6 +114,60 @@ def test_ks_and_wasserstein_accept_polars_and_arrow():
     for r, c in ((pl.Series(a), pa.array(b)), (pa.chunked_array([a[:2], a[2:]]), np.array(b))):
         assert drift.ks(r, c).statistic == st.ks_2samp(a, b).statistic
         assert drift.wasserstein(r, c).statistic == pytest.approx(st.wasserstein_distance(a, b))
+
+
+# ---------------------------------------------------------------- KS p-values for large samples
+@settings(max_examples=80, deadline=None)
+@given(hs.one_of(hs.integers(1, 300), hs.integers(kolmogorov.SMIRNOV_FAST_N, 60_000)), hs.floats(0.05, 25))
+def test_smirnov_sf_equals_scipys_smirnov(n, c):
+    d = min(c / math.sqrt(n), 1 - 1e-9)
+    # below 1e-300 the two differ in the last bits of denormals
+    assert kolmogorov.smirnov_sf(n, d) == pytest.approx(float(sp.smirnov(n, d)), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [kolmogorov.SCIPY_SMIRNOV_MAX_N, kolmogorov.SCIPY_SMIRNOV_MAX_N + 1, 5_000_000])
+@pytest.mark.parametrize("c2", [2.2, 9.0, 40.0])
+def test_kstwo_sf_at_a_million_rows_and_beyond(n, c2):
+    """Up to scipy's limit our sum; beyond it scipy's closed form (3e-5 from the sum), kept to equal ks_2samp."""
+    d = math.sqrt(c2 / n)
+    assert kolmogorov.kstwo_sf(d, n) == pytest.approx(float(st.kstwo.sf(d, n)), rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [kolmogorov.SMIRNOV_FAST_N - 1, kolmogorov.SMIRNOV_FAST_N, 45_001])
+@pytest.mark.parametrize("c2", [0.3, 2.1999, 2.2, 2.2001, 100.0, 369.99, 370.0, 500.0])
+def test_kstwo_sf_equals_scipy_on_both_sides_of_every_branch(n, c2):
+    d = math.sqrt(c2 / n)
+    assert kolmogorov.kstwo_sf(d, n) == pytest.approx(float(st.kstwo.sf(d, n)), rel=1e-12, abs=1e-300)
+    for edge in (1 / n, 1.5 / n, 0.5, 0.7, 1 - 1 / n, 1.0):
+        assert kolmogorov.kstwo_sf(edge, n) == pytest.approx(float(st.kstwo.sf(edge, n)), rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("threads", [2, 3, 5])
+def test_smirnov_sf_is_the_same_on_any_number_of_threads(monkeypatch, threads):
+    n, d = 30_000, 0.02
+    monkeypatch.setattr(kolmogorov, "_TERMS_PER_CHUNK", 1000)  # 30 chunks
+    with one_kernel_thread():
+        alone = kolmogorov.smirnov_sf(n, d)
+    monkeypatch.setattr(thread_limits, "PARALLEL_MIN", 1)
+    monkeypatch.setenv("CLASSWATCH_SCAN_THREADS", str(threads))
+    assert kolmogorov.smirnov_sf(n, d) == alone
+
+
+@pytest.mark.parametrize("bad", [(0, 0.1), (10, 0.0), (10, 1.0), (10, math.nan)])
+def test_smirnov_sf_outside_its_domain_is_an_error(bad):
+    with pytest.raises(ValueError, match="n >= 1 and 0 < d < 1"):
+        kolmogorov.smirnov_sf(*bad)
+
+
+def test_ks_of_large_shifted_samples_equals_ks_2samp():
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(size=60_000), rng.normal(0.05, size=50_000)
+    res, ref = drift.ks(a, b), st.ks_2samp(a, b)
+    n_eff = round(60_000 * 50_000 / 110_000)
+    assert n_eff >= kolmogorov.SMIRNOV_FAST_N and 2.2 <= n_eff * res.statistic**2 < 370  # the fast branch
+    assert res.statistic == ref.statistic
+    assert res.p_value == pytest.approx(ref.pvalue, rel=1e-12)
 
 
 # ---------------------------------------------------------------- binned distances
