@@ -53,8 +53,9 @@ def one_kernel_thread() -> Iterator[None]:
         _state.serial = previous
 
 
-def kernel_threads(size: int) -> int:
-    """Threads for a kernel over ``size`` elements: 1 below :data:`PARALLEL_MIN` or inside
+def kernel_threads(size: int, min_size: int | None = None) -> int:
+    """Threads for a kernel over ``size`` elements: 1 below ``min_size`` (default
+    :data:`PARALLEL_MIN`, for kernels of a few nanoseconds an element) or inside
     :func:`one_kernel_thread`, else :func:`default_threads`.
 
     Examples
@@ -65,7 +66,7 @@ def kernel_threads(size: int) -> int:
     ...     kernel_threads(1 << 30)
     1
     """
-    if size < PARALLEL_MIN or getattr(_state, "serial", False):
+    if size < (PARALLEL_MIN if min_size is None else min_size) or getattr(_state, "serial", False):
         return 1
     return default_threads()
 

@@ -17,7 +17,6 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportions_ztest
 
 from metrics_core import drift
-from metrics_core import threads as thread_limits
 from metrics_core.counts import ScoreCounts
 from metrics_core.drift import Histogram, kolmogorov
 from metrics_core.errors import InputError
@@ -149,7 +148,7 @@ def test_smirnov_sf_is_the_same_on_any_number_of_threads(monkeypatch, threads):
     monkeypatch.setattr(kolmogorov, "_TERMS_PER_CHUNK", 1000)  # 30 chunks
     with one_kernel_thread():
         alone = kolmogorov.smirnov_sf(n, d)
-    monkeypatch.setattr(thread_limits, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(kolmogorov, "_PARALLEL_TERMS", 1)
     monkeypatch.setenv("CLASSWATCH_SCAN_THREADS", str(threads))
     assert kolmogorov.smirnov_sf(n, d) == alone
 
