@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Annotated
 
@@ -60,10 +61,35 @@ def _process_settings(
         os.environ.setdefault(key, value)
 
 
+def _flowing(doc: str) -> str:
+    """A docstring as --help text: each prose paragraph on one line, lists and examples as written."""
+    paragraphs = []
+    for para in inspect.cleandoc(doc).split("\n\n"):
+        lines = para.split("\n")
+        as_written = any(line.startswith((" ", "-", "*", "\b")) for line in lines)
+        paragraphs.append(para if as_written else " ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
+
+
+def _flowing_help(typer_app: typer.Typer) -> None:
+    """Give every command of ``typer_app`` (and its groups) its docstring as flowing paragraphs.
+
+    Typer keeps the single line breaks of a help text's later paragraphs, so a docstring wrapped
+    at 100 columns came out as alternating long and short lines in an 80-column terminal.
+    """
+    for info in typer_app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if doc:
+            info.help = _flowing(doc)
+    for group in typer_app.registered_groups:
+        _flowing_help(group.typer_instance)
+
+
 # Registered in this order, so `classwatch --help` lists the commands so.
 app.command()(evaluate.evaluate)
 flows.register(app)  # demo, monitor, compare, recommend, ui
 deploy.register(app)  # serve, notify-trained, alerts, server
+_flowing_help(app)
 
 
 def main() -> None:

@@ -159,3 +159,14 @@ def test_evaluate_imports_only_what_it_uses(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "LOADED []" in out.stdout, out.stdout[-300:]
     assert "HUGEPAGE False" in out.stdout, out.stdout[-300:]
+
+
+@pytest.mark.parametrize("command", [["evaluate"], ["demo"], ["monitor"], ["compare"], ["recommend"], ["ui"],
+                                     ["serve"], ["notify-trained"], ["server"], ["alerts", "setup"],
+                                     ["hooks", "setup"]], ids=" ".join)
+def test_help_paragraphs_flow_in_an_80_column_terminal(command):
+    """A docstring wrapped at 100 columns must not come out as alternating long and short lines."""
+    text = CliRunner(env={"COLUMNS": "80"}).invoke(app, [*command, "--help"]).output
+    prose = text.split("Usage:", 1)[1].split("╭", 1)[0].splitlines()[1:]
+    ragged = [line for line, after in zip(prose, prose[1:]) if after.strip() and 0 < len(line.strip()) < 50]
+    assert not ragged, ragged
