@@ -273,10 +273,16 @@ def test_reasons_are_typed_and_round_trip(reference):
     assert first.key == mon.TestKey("prevalence_label", "c3") and first.threshold == 0.02
     assert first.current - first.reference == pytest.approx(first.effect)
     assert decision.figures[first.key.name] == first.effect
-    assert first.text.startswith(first.summary) and "p_adj=" in first.text and "p_adj" not in first.summary
+    assert first.text.startswith(first.summary) and "p_adj" in first.text and "p_adj" not in first.summary
     assert [mon.Reason.from_dict(r.to_dict()) for r in decision.reasons] == list(decision.reasons)
     with pytest.raises(InputError, match="unknown test kind"):
         mon.TestKey("prevalence")
+
+
+@pytest.mark.parametrize("p_adjusted, shown", [(0.0, "p_adj<1e-300"), (3.2e-9, "p_adj=3.2e-09"), (0.012, "p_adj=0.012")])
+def test_a_reason_shows_an_underflowed_p_value_as_a_bound(p_adjusted, shown):
+    reason = mon.Reason(mon.TestKey("prevalence_label", "c3"), 0.044, 0.02, p_adjusted, 0.085, 0.129)
+    assert reason.text.endswith(f"threshold 2; {shown})")
 
 
 def test_one_policy_with_the_documented_defaults():
