@@ -122,7 +122,7 @@ class Reason:
     def _parts(self) -> tuple[str, str]:
         """The sentence and its parenthesis (details and the corrected p-value; empty for the headline)."""
         k, cls = self.key, self.key.cls
-        # 0 means the p-value underflowed (a z of 38 or more), not that it is exactly 0
+        # 0 means the p-value fell below what a double holds (e.g. a z-test at z > 38), not an exact 0
         tail = "p_adj<1e-300" if self.p_adjusted == 0 else f"p_adj={self.p_adjusted:.2g}"
         if k.kind == "new_class":
             return f"class {cls!r} appeared: {int(self.current):,} rows ({self.effect:.1%} of the period)", ""
