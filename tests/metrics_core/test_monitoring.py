@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from scipy import stats
 
 from metrics_core import drift, monitoring as mon
 from metrics_core.errors import InputError
+from metrics_core.threads import one_kernel_thread
 
 K = 8
 LABELS = np.array([f"c{j}" for j in range(K)])
@@ -302,6 +304,22 @@ def test_price_impact_binned_groups():
     assert row["labelled_median"] == pytest.approx(np.median(price[y == 0]), rel=0.01)
     assert row["ks_statistic"] == pytest.approx(stats.ks_2samp(price[y == 0], price[(pred == 0) & (y != 0)]).statistic,
                                                 abs=0.01)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_tests_on_threads_equal_the_tests_on_one(reference, monkeypatch, threads):
+    """compare and the Annex E table run their distribution tests side by side: the same results, in the same order."""
+    cur = period_stats(30_000, 12, prevalence=(3, 0.05))  # classes of 1,000-10,000 rows: the exact KS p-values
+    with one_kernel_thread():
+        alone, table_alone = mon.compare(reference, cur), mon.price_impact_binned(cur)
+    monkeypatch.setenv("CLASSWATCH_SCAN_THREADS", str(threads))
+    side_by_side, table = mon.compare(reference, cur), mon.price_impact_binned(cur)
+    assert list(side_by_side) == list(alone)
+    for key, result in alone.items():
+        got = side_by_side[key]
+        assert np.array_equal([got.statistic, got.p_value, got.effect_size],
+                              [result.statistic, result.p_value, result.effect_size], equal_nan=True), key
+    assert_frame_equal(table, table_alone, check_exact=True)
 
 
 # ---------------------------------------------------------------- scan_period on files
