@@ -142,6 +142,12 @@ def test_kstwo_sf_equals_scipy_on_both_sides_of_every_branch(n, c2):
         assert kolmogorov.kstwo_sf(edge, n) == pytest.approx(float(st.kstwo.sf(edge, n)), rel=1e-12, abs=1e-300)
 
 
+def test_the_private_binomial_pmf_is_scipys_public_one():
+    v, n = np.arange(0, 5_000, dtype=np.float64), 50_000
+    p = v / n + 0.004
+    assert np.array_equal(kolmogorov._binom_pmf(v, float(n), p), st.binom.pmf(v, n, p))
+
+
 @pytest.mark.parametrize("threads", [2, 3, 5])
 def test_smirnov_sf_is_the_same_on_any_number_of_threads(monkeypatch, threads):
     n, d = 30_000, 0.02
