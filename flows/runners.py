@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -42,8 +43,6 @@ def local_cluster(**kwargs):
     """A :class:`distributed.LocalCluster` (``LOCAL_CLUSTER`` defaults, overridden by ``kwargs``)
     whose workers keep glibc's default malloc tuning, run no statistical profiler and send large
     arrays unsplit (``WORKER_CONFIG``)."""
-    import os
-
     import dask
     from distributed import LocalCluster
 

@@ -172,7 +172,8 @@ def compare(reference: PeriodStats, current: PeriodStats) -> dict[TestKey, TestR
                                                       current.price_distribution(j))))
     if reference.price_cells is not None and current.price_cells is not None:
         jobs += _cell_price_jobs(reference, current)
-    return {**tests, **dict(zip([key for key, _ in jobs], _run([job for _, job in jobs])))}
+    tests.update(zip([key for key, _ in jobs], _run([job for _, job in jobs])))
+    return tests
 
 
 #: A distribution test to run: the test and the (reference, current) distributions it compares.
