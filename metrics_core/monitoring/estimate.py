@@ -10,7 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as sps
-from scipy.optimize import isotonic_regression
+
+try:  # the compiled PAVA behind scipy.optimize.isotonic_regression, without its wrapper (17 -> 6 us a fit)
+    from scipy.optimize._pava_pybind import pava as _pava
+except ImportError:  # pragma: no cover - a scipy release that moves it: the public function, same values
+    from scipy.optimize import isotonic_regression
+
+    def _pava(x, w, r):
+        return (isotonic_regression(x, weights=w, increasing=True).x,)
 
 from metrics_core.calibration import CalibrationCounts, calibration_metrics
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
@@ -32,15 +39,44 @@ ESTIMATED = {"binary": ("accuracy", "balanced_accuracy", "precision", "recall", 
                             "precision_macro", "recall_macro", "fbeta_macro")}
 
 
+def _isotonic_fitter(keys: np.ndarray, n: np.ndarray):
+    """The isotonic fit of :func:`_isotonic` for the fixed rows ``n`` of the bins, as a function of
+    their positives: which bins have rows, and their weights, are found once for the bootstrap's
+    many refits of the same rows. Each fit calls the compiled pool-adjacent-violators step
+    directly (``_pava``, in place on fresh arrays: the values of
+    ``scipy.optimize.isotonic_regression``, about 6 us a fit against 17 us through it)."""
+    full = n > 0
+    if not full.any():
+        return lambda pos: np.full(n.size, np.nan)
+    rows, at = n[full], keys[full]
+
+    def fit(pos: np.ndarray) -> np.ndarray:
+        return np.interp(keys, at, _pava(pos[full] / rows, rows.copy(), np.empty(rows.size + 1, dtype=np.intp))[0])
+
+    return fit
+
+
 def _isotonic(keys: np.ndarray, n: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """Isotonic (non-decreasing) fit of the outcome frequency over the fine bins, weighted by their
     rows; empty bins take the value of the nearest fitted bins (linear between them, flat outside);
     all nan without rows."""
-    full = n > 0
-    if not full.any():
-        return np.full(n.size, np.nan)
-    fit = isotonic_regression(pos[full] / n[full], weights=n[full], increasing=True).x
-    return np.interp(keys, keys[full], fit)
+    return _isotonic_fitter(keys, n)(pos)
+
+
+def _conditional_fitter(keys: np.ndarray, n: np.ndarray, fallback: np.ndarray):
+    """:meth:`CalibrationMap.conditional` for the fixed rows ``n`` (K, S, B) as a function of the
+    positives: a fit per (k, j) with rows, the one-vs-rest map ``fallback[j]`` without."""
+    fits = [[_isotonic_fitter(keys, n[k, j]) if n[k, j].any() else None for j in range(n.shape[1])]
+            for k in range(n.shape[0])]
+
+    def fit(pos: np.ndarray) -> np.ndarray:
+        out = np.empty(n.shape)
+        for k, row in enumerate(fits):
+            for j, f in enumerate(row):
+                out[k, j] = fallback[j] if f is None else f(pos[k, j])
+        return out
+
+    return fit
 
 
 @dataclass(frozen=True)
@@ -70,12 +106,7 @@ class CalibrationMap:
         """The per-predicted-class maps (K, S, B) fitted on counts ``n``, ``pos`` (default the reference's);
         a (k, j) without rows falls back to the one-vs-rest map of column j."""
         n = self.n if n is None else n
-        pos = self.pos if pos is None else pos
-        out = np.empty(n.shape)
-        for k in range(n.shape[0]):
-            for j in range(n.shape[1]):
-                out[k, j] = _isotonic(self.cond_keys, n[k, j], pos[k, j]) if n[k, j].any() else self.coarse_probs[j]
-        return out
+        return _conditional_fitter(self.cond_keys, n, self.coarse_probs)(self.pos if pos is None else pos)
 
 
 def _binomial(rng, n: np.ndarray, pos: np.ndarray) -> np.ndarray:
@@ -116,8 +147,9 @@ def fit_calibration_map(reference: PeriodStats, *, n_boot: int = 200, seed: int 
     rng = np.random.default_rng(seed)
     keys = cal.targets[0].keys
     targets = _targets(cal)
-    probs = np.stack([_isotonic(keys, c.n, c.y) for _, c in targets])
-    reps = np.stack([np.stack([_isotonic(keys, c.n, _binomial(rng, c.n, c.y)) for _, c in targets])
+    fits = [_isotonic_fitter(keys, c.n) for _, c in targets]
+    probs = np.stack([fit(c.y) for fit, (_, c) in zip(fits, targets)])
+    reps = np.stack([np.stack([fit(_binomial(rng, c.n, c.y)) for fit, (_, c) in zip(fits, targets)])
                      for _ in range(n_boot)]) if n_boot else probs[None]
     n, pos = _coarsen(reference.score_by_pred, resolution), _coarsen(reference.positives_by_pred, resolution)
     ckeys = (np.arange(n.shape[-1]) + 0.5) / n.shape[-1]
@@ -201,7 +233,12 @@ def expected_confusion(task: str, cond: np.ndarray, score_by_pred: np.ndarray) -
         the off-diagonal cells of column k share the rest of its rows in proportion to their
         sums (variances scaled by the square of the factor).
     """
-    h = _coarsen(score_by_pred, cond.shape[-1])  # (K, S, B')
+    return _expected_from_bins(task, cond, _coarsen(score_by_pred, cond.shape[-1]))
+
+
+def _expected_from_bins(task: str, cond: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`expected_confusion` from the histogram already summed to the bins of ``cond``
+    (``h``: (K, S, B'), :func:`_coarsen`), as the bootstrap uses it once per replicate."""
     raw = np.einsum("ksb,...ksb->...sk", h, cond)
     var = np.einsum("ksb,...ksb->...sk", h, cond * (1 - cond))
     n_k = h[:, 0].sum(axis=1)
@@ -299,11 +336,12 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
     known = 0.0 if known is None else np.asarray(known, dtype=np.float64)
     n_k = score_by_pred[:, 0, 1:-1].sum(axis=1).astype(np.float64)
     rng = np.random.default_rng(seed)
-    expected, _ = expected_confusion(task, cal_map.cond, score_by_pred)
+    h = _coarsen(score_by_pred, cal_map.cond.shape[-1])
+    expected, _ = _expected_from_bins(task, cal_map.cond, h)
     drawn = np.empty((n_boot, *expected.shape))
+    refit = _conditional_fitter(cal_map.cond_keys, cal_map.n, cal_map.coarse_probs)
     for r in range(n_boot):
-        cond = cal_map.conditional(pos=_binomial(rng, cal_map.n, cal_map.pos))
-        rep_exp, rep_var = expected_confusion(task, cond, score_by_pred)
+        rep_exp, rep_var = _expected_from_bins(task, refit(_binomial(rng, cal_map.n, cal_map.pos)), h)
         drawn[r] = _draw(task, rep_exp, rep_var, n_k, rng)
     drawn += known
     point = _metrics(task, expected + known, beta)

@@ -9,7 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from metrics_core.calibration import Reliability
-from tasks.render.plots import DPI
+from tasks.render.plots import _save
 
 
 def _panel(ax, rel: Reliability, title: str) -> None:
@@ -54,7 +54,6 @@ def plot_reliability(diagrams: dict[str, tuple[Reliability, Reliability]], path,
     Path
         ``path``.
     """
-    path = Path(path)
     rows = max(len(diagrams), 1)
     fig = Figure(figsize=(9, 3.8 * rows))
     FigureCanvasAgg(fig)
@@ -63,6 +62,4 @@ def plot_reliability(diagrams: dict[str, tuple[Reliability, Reliability]], path,
         for j, rel in enumerate(pair):
             _panel(axes[i, j], rel, f"{title}{name}")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
-    return path
+    return _save(fig, path)

@@ -124,8 +124,21 @@ def _curve_figure(report, base=(6.4, 6.0), outside: bool = False) -> Figure:
 
 
 def _save(fig: Figure, path) -> Path:
+    """Write ``fig`` as a PNG at ``DPI``; returns the path.
+
+    A figure with a layout engine is laid out here, once, and saved without it: ``savefig`` would
+    otherwise draw the whole figure once more, without rendering, only to run the layout inside
+    that draw (0.1 s of the 0.4 s six-panel monitoring plot; the pixels are the same, which
+    ``tests/tasks/render/test_plots.py`` checks)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        try:
+            engine.execute(fig)
+        except ValueError:  # as Figure.draw: a layout that cannot be made leaves the axes where they are
+            pass
+        fig.set_layout_engine(None)
     fig.savefig(path, dpi=DPI, format="png")
     fig.clear()
     return path

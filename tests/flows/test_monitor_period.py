@@ -290,3 +290,27 @@ def test_a_new_class_alerts_and_is_left_out(monitoring_spec, store, tmp_path):
     assert out.metrics["n_rows"] == 1_950 and out.metrics["new_class_rows"] == 50
     run = MlflowClient(store).get_run(out.run_id)
     assert "class 'kombucha' appeared" in run.data.tags["alert reasons"]
+
+
+def test_the_log_task_records_where_its_inputs_came_from(monitoring_spec, store):
+    """The assessment and the history go to ``log-monitoring`` wrapped in ``opaque`` (Prefect does not walk
+    their thousands of objects): the task run still names the task runs that made them."""
+    import time
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    state = monitor_period(monitoring_spec, PERIODS[1], force=True, return_state=True)
+    flow_run_id = state.state_details.flow_run_id
+    wanted = {"assess-period", "find-logged-period", "log-monitoring"}
+    deadline = time.monotonic() + 20
+    while True:  # task runs reach the API as events, recorded a moment later
+        with get_client(sync_client=True) as c:
+            runs = {r.name.rsplit("-", 1)[0]: r for r in c.read_task_runs(
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))}
+        if wanted <= set(runs) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    inputs = runs["log-monitoring"].task_inputs
+    assert [i.id for i in inputs["a"]] == [runs["assess-period"].id]
+    assert [i.id for i in inputs["history"]] == [runs["find-logged-period"].id]

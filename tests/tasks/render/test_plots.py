@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 import metrics_core as mc
+from metrics_core import calibration as calibration_counts
 from classwatch.demo.data import class_names, make_binary_demo, make_multiclass_demo
 from metrics_core.formulas import fbeta as fbeta_from_counts
 from tasks.render import isolines, plots, timeseries
@@ -137,6 +138,45 @@ def test_plot_report_writes_every_png(which, binary_report, multiclass_report, t
         _check_png(path)
     assert plt.get_fignums() == []
     assert _figures_alive() <= before
+
+
+def _savefig_as_matplotlib_does(fig, path):
+    """The plain way: ``savefig`` runs the layout engine inside a draw of its own."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=plots.DPI, format="png")
+    return path
+
+
+@pytest.mark.parametrize("which", ["binary", "multiclass"])
+def test_each_png_has_the_pixels_of_a_plain_savefig(which, binary_report, multiclass_report, tmp_path,
+                                                      monkeypatch):
+    """``_save`` lays a figure out once and saves it without its layout engine (one draw less):
+    every plot, the over-time plot and the reliability diagram come out pixel for pixel as before."""
+    from tasks.render import calibration
+
+    report = binary_report if which == "binary" else multiclass_report
+    frame = pl.DataFrame({"period": [f"2024-{m:02d}" for m in range(1, 10)], "a": np.linspace(0.1, 0.9, 9),
+                          "b": np.linspace(3, 1, 9), "lo": np.full(9, 0.05), "hi": np.full(9, 0.95)})
+    rng = np.random.default_rng(4)
+    score = rng.random(3_000)
+    counts = calibration_counts.CalibrationCounts.from_arrays(rng.random(3_000) < score, score)
+    rel = (calibration_counts.reliability(counts), calibration_counts.reliability(counts, strategy="quantile"))
+
+    def draw_all(folder):
+        out = plots.plot_report(report, folder)
+        out["over_time"] = timeseries.plot_time_series(frame, ["a", "b"], folder / "t.png", alerts={"a": ["2024-05"]},
+                                                       bands={"a": ("lo", "hi")}, thresholds={"b": 2.0}, title="x\ny")
+        out["reliability"] = calibration.plot_reliability({"1": rel}, folder / "r.png")
+        return out
+
+    ours = draw_all(tmp_path / "ours")
+    for module in (plots, timeseries, calibration):
+        monkeypatch.setattr(module, "_save", _savefig_as_matplotlib_does)
+    plain = draw_all(tmp_path / "plain")
+    assert set(ours) == set(plain) and len(ours) == 7
+    for name in ours:
+        with Image.open(ours[name]) as a, Image.open(plain[name]) as b:
+            assert np.array_equal(np.asarray(a), np.asarray(b)), name
 
 
 def test_binary_sizes_follow_figsize_and_dpi(binary_report, tmp_path):
