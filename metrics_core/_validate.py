@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from metrics_core.contract import class_indices, value_problems
+from metrics_core.contract import class_indices, decimals_as_floats, value_problems
 from metrics_core.errors import InputError, bad_rows
 
 
@@ -54,6 +54,10 @@ def to_numpy(x: Any, name: str, *, ndim: int | None = 1, allow_nulls: bool = Fal
     if nulls is not None and not allow_nulls:
         values = np.asarray(x.to_list() if isinstance(x, pl.Series) else x.to_pylist(), dtype=object)
         raise bad_rows(name, "null value", nulls, values, "Drop these rows or fill them before evaluating.")
+    if isinstance(x, (pl.Series, pl.DataFrame)) and any(
+            d.is_decimal() for d in ([x.dtype] if isinstance(x, pl.Series) else x.dtypes)):
+        x = x.to_arrow()
+    x = decimals_as_floats(x) if isinstance(x, (pa.Array, pa.ChunkedArray, pa.Table)) else x
     if isinstance(x, pl.DataFrame):
         for column in x.columns:
             if x[column].null_count():

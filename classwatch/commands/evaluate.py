@@ -168,10 +168,12 @@ def _peak_rss() -> int:
 
 
 def write_json(path: Path, report, seconds: float) -> None:
-    """``{"metrics": {...}, "n_rows": N, "seconds": s, "peak_rss_bytes": b}``; nan and inf become null."""
+    """``{"metrics": {...}, "n_rows": N, "seconds": s, "peak_rss_bytes": b}``; nan and inf become null.
+    The folder of ``path`` is created if it does not exist (as ``--out-dir`` is)."""
     metrics = {k: (float(v) if v is not None and math.isfinite(v) else None) for k, v in report.metrics.items()}
     payload = {"metrics": metrics, "n_rows": int(report.stats.n_rows), "seconds": round(seconds, 3),
                "peak_rss_bytes": _peak_rss()}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(payload, indent=2) + "\n")
 
 

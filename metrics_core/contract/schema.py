@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from metrics_core.classes import check_task, class_value, type_kind
 from metrics_core.errors import InputError
@@ -14,6 +15,38 @@ from metrics_core.errors import InputError
 #: Command-line options of ``classwatch evaluate`` that map a role (named in missing-column errors).
 _CLI_OPTIONS = {"label": "--label-column", "score": "--score-column", "prediction": "--prediction-column",
                 "weight": "--weight-column", "score_prefix": "--score-prefix"}
+
+
+def read_type(t: pa.DataType) -> pa.DataType:
+    """The type a column of type ``t`` has once read: decimals (SQL DECIMAL/NUMERIC) as float64,
+    every other type as it is (:func:`decimals_as_floats`).
+
+    >>> read_type(pa.decimal128(10, 4)), read_type(pa.float32())
+    (DataType(double), DataType(float))
+    """
+    return pa.float64() if pa.types.is_decimal(t) else t
+
+
+def decimals_as_floats(data):
+    """Decimal columns as float64, each value the double nearest to it; anything else as it is.
+
+    Scores, prices and weights exported from a database often come as DECIMAL. Arrow's own
+    decimal-to-float cast scales by an inexact power of ten (0.1989 becomes 0.19890000000000002),
+    so the values go through their text, which Arrow parses to the nearest double: a decimal
+    column gives the metrics of a float column of the same numbers, to the last bit. ``data``: a
+    pyarrow Array, ChunkedArray, RecordBatch or Table (nulls stay null).
+
+    >>> import decimal
+    >>> decimals_as_floats(pa.array([decimal.Decimal("0.1989")], pa.decimal128(10, 4))).to_pylist()
+    [0.1989]
+    """
+    if isinstance(data, (pa.RecordBatch, pa.Table)):
+        if not any(pa.types.is_decimal(f.type) for f in data.schema):
+            return data
+        return type(data).from_arrays([decimals_as_floats(c) for c in data.columns], names=data.schema.names)
+    if pa.types.is_decimal(data.type):
+        return pc.cast(pc.cast(data, pa.string()), pa.float64())
+    return data
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as pads
 
-from metrics_core.contract import missing_columns, problem_error, row_problems
+from metrics_core.contract import decimals_as_floats, missing_columns, problem_error, row_problems
 from metrics_core.dataset.formats import open_dataset, where
 from metrics_core.errors import InputError
 
@@ -194,7 +194,7 @@ def _fragment_batches(ds, frag, columns, filter, batch_rows, first_row):
     for batch in scanner.to_batches():
         if batch.num_rows == 0:
             continue
-        pending.append(batch)
+        pending.append(decimals_as_floats(batch))
         pending_rows += batch.num_rows
         if pending_rows >= batch_rows:
             combined = pending[0] if len(pending) == 1 else pa.concat_batches(pending)

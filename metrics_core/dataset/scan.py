@@ -12,7 +12,8 @@ import pyarrow.dataset as pads
 
 from metrics_core import _validate as v
 from metrics_core.contract import (Columns, Layout, binary_classes, check_batch, check_class_list, class_indices,
-                                   predicted_class, resolve_layout, same_kind, score_column_classes, score_sums_off)
+                                   predicted_class, read_type, resolve_layout, same_kind, score_column_classes,
+                                   score_sums_off)
 from metrics_core.counts import ScoreCounts, fold_negative_runs
 from metrics_core.dataset.batches import Part, batches_with_rows, file_error, iter_batches, no_rows_error, total_rows
 from metrics_core.dataset.formats import open_dataset, where
@@ -508,7 +509,7 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
     class_list = np.asarray(list(class_list))
     score_cols = columns.class_score_columns(class_list.tolist())
     # The dtype a single pass would see (its N x K array): identical keys, so identical sums.
-    dtype = np.result_type(*[ds.schema.field(c).type.to_pandas_dtype() for c in score_cols])
+    dtype = np.result_type(*[read_type(ds.schema.field(c).type).to_pandas_dtype() for c in score_cols])
     needed = [columns.label, score_cols[j]] + ([columns.weight] if columns.weight else [])
     threads = threads or default_threads()
     merger = BucketedScoreMerger(threads=threads)

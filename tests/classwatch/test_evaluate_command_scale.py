@@ -55,6 +55,25 @@ def test_json_has_the_in_memory_metrics_rows_time_and_memory(data, tmp_path):
         assert payload["metrics"][key] == (value if math.isfinite(value) else None), key
 
 
+def test_a_decimal_score_file_reports_the_metrics_of_its_numbers_and_json_makes_its_folder(data, tmp_path):
+    """A database export with DECIMAL scores and weights: the metrics of the same numbers as floats;
+    ``--json`` into a folder that does not exist yet creates it (as ``--out-dir`` does)."""
+    import pyarrow.compute as pc
+
+    _, full = data
+    rounded = {c: pa.array(np.round(full[c].to_numpy().astype(np.float64), 4)) for c in ("score", "weight")}
+    exported = pa.table({"label": full["label"], **{c: pc.cast(pc.cast(v, pa.string()), pa.decimal128(9, 4))
+                                                    for c, v in rounded.items()}})
+    pq.write_table(exported, tmp_path / "export.parquet")
+    out = tmp_path / "new" / "folder" / "r.json"
+    result = evaluate(tmp_path / "export.parquet", "--task", "binary", "--weight-column", "weight", "--json", out)
+    assert result.exit_code == 0, result.output
+    expected = mc.binary_report(full["label"].to_numpy(), rounded["score"].to_numpy(),
+                                sample_weight=rounded["weight"].to_numpy()).metrics
+    for key, value in expected.items():
+        assert read_json(out)["metrics"][key] == (value if math.isfinite(value) else None), key
+
+
 def test_binned_reports_its_auroc_bound(data, tmp_path):
     root, full = data
     out = tmp_path / "b.json"

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.dataset as pads
 import pyarrow.feather as feather
@@ -460,3 +461,48 @@ def test_directory_ignores_non_data_files(tmp_path):
     feather.write_feather(t, tmp_path / "other.arrow")
     with pytest.raises(mc.InputError, match="mixes file formats"):
         open_dataset(tmp_path)
+
+
+def _as_decimals(table: pa.Table, columns, digits: int = 4) -> tuple[pa.Table, pa.Table]:
+    """The table with ``columns`` rounded to ``digits`` decimals, once as float64 and once as DECIMAL."""
+    floats, decimals = table, table
+    for c in columns:
+        rounded = pa.array(np.round(table[c].to_numpy().astype(np.float64), digits))
+        i = table.schema.get_field_index(c)
+        floats = floats.set_column(i, c, rounded)
+        decimals = decimals.set_column(i, c, pc.cast(pc.cast(rounded, pa.string()), pa.decimal128(12, digits)))
+    return floats, decimals
+
+
+@pytest.mark.parametrize("task, by_class", [("binary", None), ("multiclass", False), ("multiclass", True)])
+def test_decimal_columns_read_as_the_float_column_of_the_same_numbers(binary_dir, multiclass_dir, tmp_path, task,
+                                                                      by_class):
+    """Scores and weights exported from a database as DECIMAL: the statistics equal those of a float64
+    file holding the same numbers, exactly (Arrow's own decimal cast would be an ulp off: 0.1989 ->
+    0.19890000000000002)."""
+    _, full = binary_dir if task == "binary" else multiclass_dir
+    scores = ["score"] if task == "binary" else [f"score_{c}" for c in CLASSES]
+    floats, decimals = _as_decimals(full, [*scores, "weight"])
+    assert pa.types.is_decimal(decimals.schema.field("weight").type)
+    pq.write_table(floats, tmp_path / "floats.parquet", row_group_size=700)
+    pq.write_table(decimals, tmp_path / "decimals.parquet", row_group_size=700)
+    a, b = (scan_stats(tmp_path / f"{name}.parquet", task, Columns(weight="weight"), batch_rows=900,
+                       use_prediction=False, by_class=by_class) for name in ("floats", "decimals"))
+    report = mc.binary_from_stats if task == "binary" else mc.multiclass_from_stats
+    assert_same_metrics(report(b, n_boot=0).metrics, report(a, n_boot=0).metrics)
+    for x, y in zip([a.scores] if task == "binary" else a.scores, [b.scores] if task == "binary" else b.scores):
+        assert_same_counts(x, y)
+
+
+@pytest.mark.parametrize("make", [lambda v: pa.array(v, pa.decimal128(10, 4)),
+                                  lambda v: pa.chunked_array([v[:3], v[3:]], pa.decimal128(10, 4)),
+                                  lambda v: __import__("polars").Series(v, dtype=__import__("polars").Decimal(10, 4))])
+def test_decimal_scores_in_memory_are_their_nearest_doubles(make):
+    import decimal
+
+    values = [decimal.Decimal(t) for t in ("0.1989", "0.7000", "0.0069", "0.3773", "0.9100", "0.5001")]
+    y = np.array([0, 1, 0, 0, 1, 1])
+    got = mc.binary_report(y, make(values), n_boot=0)
+    expected = mc.binary_report(y, np.array([float(v) for v in values]), n_boot=0)
+    assert_same_metrics(got.metrics, expected.metrics)
+    assert got.stats.scores.scores.tolist() == sorted(float(v) for v in values)
