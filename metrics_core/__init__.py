@@ -18,8 +18,9 @@ from metrics_core.report import (
     multiclass_report,
     multiclass_stats,
 )
+from metrics_core.misread import MisreadInputWarning, ReversedScoresWarning, ThresholdScaleWarning
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats, MultilabelStats
-from metrics_core.undefined import ReversedScoresWarning, UndefinedMetricWarning, undefined_reasons
+from metrics_core.undefined import UndefinedMetricWarning, undefined_reasons
 
 __all__ = [
     "BinaryStats", "BinnedScoreCounts", "CheckResult", "ConfusionCounts", "InputError", "LossSums",
@@ -29,7 +30,8 @@ __all__ = [
     "multiclass_from_stats", "multiclass_report", "multiclass_stats", "multilabel_report", "prevalence_stability",
     "price_impact", "price_index", "price_stability", "recommend", "representativeness", "significance",
     "stability_from_history", "stability_from_rows", "thin",
-    "ReversedScoresWarning", "UndefinedMetricWarning", "undefined_reasons",
+    "MisreadInputWarning", "ReversedScoresWarning", "ThresholdScaleWarning", "UndefinedMetricWarning",
+    "undefined_reasons",
 ]
 
 # Imported on first use (PEP 562): the checks, drift and ONS modules pull in scipy.stats and pandas,

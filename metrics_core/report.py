@@ -16,7 +16,8 @@ from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts,
 from metrics_core.curves import _fractions, _precision, auroc_from_counts, lift_of_gain, pr_curve, roc_curve
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats
-from metrics_core.undefined import warn_reversed, warn_undefined
+from metrics_core.misread import warn_misread
+from metrics_core.undefined import warn_undefined
 
 
 def _curve_dict(sc) -> dict:
@@ -288,7 +289,7 @@ def binary_from_stats(stats: BinaryStats, *, beta=1.0, cost_matrix=None, level=0
         metrics.update({f"weighted/{k}": val for k, val in twin.items()})
     options = {"beta": beta, "threshold": stats.threshold, "cost_matrix": cost, "level": level,
                "n_boot": n_boot, "seed": seed}
-    return warn_reversed(warn_undefined(Report("binary", as_floats(metrics), stats, None, options)))
+    return warn_misread(warn_undefined(Report("binary", as_floats(metrics), stats, None, options)))
 
 
 def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_weight=None,

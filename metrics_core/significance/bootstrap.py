@@ -10,7 +10,7 @@ import numpy as np
 from metrics_core._validate import check_lengths, check_scores, check_weights, to_numpy, weighted_rows
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _labels, _verdict, _warn
-from metrics_core.undefined import ReversedScoresWarning
+from metrics_core.misread import MisreadInputWarning
 
 
 def _report(task: str, y, pred, kind: str, **kwargs):
@@ -93,7 +93,7 @@ def _score_replicates(metric, task, y, a, b, n_boot, rng, kwargs) -> np.ndarray:
     diffs = np.empty(n_boot)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.simplefilter("ignore", ReversedScoresWarning)  # said once, by the observed reports
+        warnings.simplefilter("ignore", MisreadInputWarning)  # said once, by the observed reports
         for i in range(n_boot):
             w = np.bincount(rng.integers(0, n, n), minlength=n) * base
             diffs[i] = (_report(task, y, a, "score", sample_weight=w, **kwargs).metrics[metric]

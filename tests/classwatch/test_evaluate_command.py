@@ -217,6 +217,22 @@ def test_negative_weights(tmp_path):
     assert "column 'weight'" in message and "1 row(s)" in message and "row 5" in message
 
 
+def test_percent_scores_with_the_default_threshold_warn(tmp_path):
+    """Scores in percent: AUROC is right, but 0.5 makes nearly every row positive; the command says so."""
+    rng = np.random.default_rng(13)
+    y = rng.integers(0, 2, 500)
+    score = np.clip(0.5 * y + rng.uniform(0, 0.5, y.size), 0, 1) * 100
+    path = tmp_path / "percent.csv"
+    pl.DataFrame({"label": y, "score": score}).write_csv(path)
+    result = invoke(path, "--task", "binary", "--positive-class", "1", "--no-plots")
+    assert result.exit_code == 0, result.output
+    message = " ".join(result.output.split())
+    assert "Warning: The scores range from" in message and "threshold 0.5, a probability" in message
+    assert f"{(score >= 0.5).mean():.1%} of the rows are predicted positive" in message
+    result = invoke(path, "--task", "binary", "--positive-class", "1", "--no-plots", "--threshold", "50")
+    assert result.exit_code == 0 and "a probability" not in " ".join(result.output.split())
+
+
 def test_missing_file_and_help():
     result = runner.invoke(app, ["evaluate", "/no/such/file.parquet", "--task", "binary"])
     assert result.exit_code == 2 and "does not exist" in result.output

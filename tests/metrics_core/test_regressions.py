@@ -17,7 +17,7 @@ from metrics_core.contract import Columns
 from metrics_core.dataset import scan_stats
 from metrics_core.intervals import class_auroc_replicates
 from metrics_core.monitoring.scan import scan_period
-from metrics_core.undefined import REVERSED_AUROC, reversed_scores
+from metrics_core.misread import REVERSED_AUROC, reversed_scores
 
 MIXED = "mixed label types"
 
@@ -240,6 +240,39 @@ def test_reversed_scores_warn_and_name_the_other_class():
     with warnings.catch_warnings():
         warnings.simplefilter("error", mc.ReversedScoresWarning)
         mc.binary_report(y, y_score=s, pos_label=1)  # the right class: no warning
+
+
+def _warned(cls, fn, *args, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn(*args, **kwargs)
+    return out, [w.message for w in caught if isinstance(w.message, cls)]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_probability_threshold_on_percent_scores_warns_with_the_share_predicted_positive(weighted):
+    """Scores in percent with the default threshold 0.5: every row above it but the few below 0.5 is
+    'positive' (accuracy = prevalence): a ThresholdScaleWarning says so and how to fix it."""
+    y, s = _scores_of_class_1()
+    pct = s * 100
+    w = np.random.default_rng(3).integers(1, 4, y.size).astype(float) if weighted else None
+    r, said = _warned(mc.ThresholdScaleWarning, mc.binary_report, y, y_score=pct, sample_weight=w)
+    above = (pct >= 0.5) * (1.0 if w is None else w)
+    assert len(said) == 1 and said[0].share == pytest.approx(above.sum() / (y.size if w is None else w.sum()))
+    assert "outside [0, 1]" in str(said[0]) and "--threshold" in str(said[0]) and "divide them by 100" in str(said[0])
+    assert r.metrics["accuracy"] == pytest.approx(skm.accuracy_score(y, pct >= 0.5, sample_weight=w), rel=1e-12)
+    for quiet in (dict(y_score=pct, threshold=50), dict(y_score=s), dict(y_score=pct, y_pred=(pct >= 50).astype(int))):
+        assert _warned(mc.ThresholdScaleWarning, mc.binary_report, y, sample_weight=w, **quiet)[1] == []
+
+
+def test_the_bootstrap_does_not_repeat_a_misread_input_warning():
+    """A paired bootstrap makes 2 x n_boot reports: the warnings come from the observed reports only."""
+    from metrics_core.significance.bootstrap import paired_bootstrap
+
+    y, s = _scores_of_class_1()
+    _, said = _warned(mc.MisreadInputWarning, paired_bootstrap, "auroc", y, s * 100, s * 90, n_boot=30,
+                      kind="score")
+    assert 1 <= len(said) <= 2
 
 
 def test_reversed_scores_rule_needs_auroc_below_0_3_and_a_tight_interval():
