@@ -13,7 +13,8 @@ from metrics_core.stats import BinaryStats
 from metrics_core.undefined import _caller_stacklevel
 
 __all__ = ["MisreadInputWarning", "REVERSED_AUROC", "ReversedScoresWarning", "ThresholdScaleWarning",
-           "reversed_scores", "warn_misread", "warn_reversed", "warn_threshold_scale"]
+           "reversed_scores", "warn_misread", "warn_reversed", "warn_threshold_scale",
+           "warn_threshold_scale_period"]
 
 
 #: A binary AUROC below this, with the upper bound of its interval below 0.5, warns of reversed scores.
@@ -183,12 +184,29 @@ def warn_threshold_scale(report):
     if total <= 0 or not math.isclose(m[:, 1].sum(), above, rel_tol=1e-9, abs_tol=1e-9):
         return report
     share = above / total
-    message = (f"The scores range from {sc.scores[0]:.4g} to {sc.scores[-1]:.4g}, outside [0, 1], but the "
-               f"confusion counts come from the threshold {t:g}, a probability: {share:.1%} of the rows are "
-               "predicted positive. If the scores are percentages, divide them by 100; else set the threshold "
-               "on their scale (--threshold on the command line; threshold: in a run spec; threshold= in Python).")
-    warnings.warn(ThresholdScaleWarning(message, share), stacklevel=_caller_stacklevel())
+    scores = f"The scores range from {sc.scores[0]:.4g} to {sc.scores[-1]:.4g}, outside [0, 1]"
+    warnings.warn(ThresholdScaleWarning(_threshold_message(scores, "confusion counts come", t, share), share),
+                  stacklevel=_caller_stacklevel())
     return report
+
+
+def _threshold_message(scores: str, what: str, threshold: float, share: float) -> str:
+    return (f"{scores}, but the {what} from the threshold {threshold:g}, a probability: {share:.1%} of the rows "
+            "are predicted positive. If the scores are percentages, divide them by 100; else set the threshold "
+            "on their scale (--threshold on the command line; threshold: in a run spec; threshold= in Python).")
+
+
+def warn_threshold_scale_period(where: str, outside: int, n_rows: int, predicted_positive: float,
+                                threshold: float) -> None:
+    """Monitoring's :func:`warn_threshold_scale`: a binary period whose predicted class comes from
+    ``threshold`` in [0, 1] while ``outside`` of its ``n_rows`` rows score outside [0, 1] (the
+    overflow bins of the default score range) warns with a :class:`ThresholdScaleWarning`."""
+    if outside <= 0 or n_rows <= 0 or not 0 <= threshold <= 1:
+        return
+    share = predicted_positive / n_rows
+    scores = f"{where}: {outside:,} of {n_rows:,} rows have scores outside [0, 1]"
+    warnings.warn(ThresholdScaleWarning(_threshold_message(scores, "predicted class comes", threshold, share),
+                                        share), stacklevel=_caller_stacklevel())
 
 
 def warn_misread(report):

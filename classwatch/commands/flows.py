@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import traceback
+import warnings
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -169,12 +170,14 @@ def default_spec(spec: Path | None) -> Path:
                     "`classwatch monitor --example-spec > spec.yaml` writes a commented example."))
 
 
-def _monitor_periods(flow, run_spec, periods: list[str], force: bool) -> tuple[list, list]:
-    """Run every period (a failure does not stop the others): (results, [(period, exception)])."""
+def _monitor_periods(flow, run_spec, periods: list[str], force: bool) -> tuple[list, list, list[str]]:
+    """Run every period (a failure does not stop the others): (results, [(period, exception)], the
+    messages of the warnings raised meanwhile, each once, to be shown as ``Warning:`` lines)."""
     from flows import runners
 
     done, failed = [], []
-    with runners.api_for(run_spec.task_runner), runners.in_process_runs(), quiet_prefect(), _progress() as progress:
+    with warnings.catch_warnings(record=True) as caught, runners.api_for(run_spec.task_runner), \
+            runners.in_process_runs(), quiet_prefect(), _progress() as progress:
         job = progress.add_task("Monitoring", total=len(periods))
         for p in periods:
             progress.update(job, description=f"monitor_period {p}")
@@ -185,7 +188,7 @@ def _monitor_periods(flow, run_spec, periods: list[str], force: bool) -> tuple[l
                     traceback.print_exception(exc)
                 failed.append((p, exc))
             progress.advance(job)
-    return done, failed
+    return done, failed, list(dict.fromkeys(str(w.message) for w in caught))
 
 
 def monitor(
@@ -223,8 +226,10 @@ def monitor(
         runners.check_scheduler(run_spec.task_runner)
     except Exception as exc:  # noqa: BLE001
         fail(exc)
-    done, failed = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, period, force)
+    done, failed, said = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, period, force)
     _summary(done, failed)
+    for text in said:  # e.g. a probability threshold on percent scores (metrics_core.misread)
+        typer.secho(f"Warning: {text}", fg=typer.colors.YELLOW, err=True)
     if failed:  # 2 when every failure was bad input, else 1
         raise typer.Exit(code=BAD_INPUT if all(exit_code(exc) == BAD_INPUT for _, exc in failed) else FAILED)
 

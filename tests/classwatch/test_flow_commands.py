@@ -97,3 +97,30 @@ def test_demo_alerts_in_the_shifted_months_only(tmp_path, monkeypatch):
     assert kinds.count("evaluate") == 1 and kinds.count("compare") == 1 and kinds.count("train") == 2
     # the demo logs its models through MLflow's process-wide URIs (mirrored in the environment) and puts them back
     assert "MLFLOW_TRACKING_URI" not in os.environ and "MLFLOW_REGISTRY_URI" not in os.environ
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_monitor_command_shows_warnings_as_warning_lines(tmp_path, store):
+    """Binary scores in percent with the default threshold: the period is logged, and the command says,
+    once per source and as a plain ``Warning:`` line, that 0.5 made nearly every row positive."""
+    import numpy as np
+    import yaml
+
+    (tmp_path / "deliveries").mkdir()
+    for name, seed in (("reference.parquet", 1), ("deliveries/2025-01.parquet", 2)):
+        rng = np.random.default_rng(seed)
+        y = (rng.random(2_000) < 0.3).astype(int)
+        pl.DataFrame({"label": y, "score": np.clip(0.3 * y + rng.random(y.size) * 0.7, 0, 1) * 100}).write_parquet(
+            tmp_path / name)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({"name": "percent-model", "task": "binary", "positive_class": 1,
+                                    "data": {"reference": str(tmp_path / "reference.parquet"),
+                                             "current": str(tmp_path / "deliveries" / "{period}.parquet")},
+                                    "mlflow": {"experiment": "percent", "tracking_uri": store}, "n_boot": 50}))
+    result = runner.invoke(app, ["monitor", "--spec", str(spec), "--period", "2025-01"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("Warning: ")]
+    assert [line.split(":")[1].strip() for line in lines if "a probability" in line] == [
+        str(tmp_path / "reference.parquet"), str(tmp_path / "deliveries" / "2025-01.parquet")]
+    assert "1 new period run(s)" in result.output and "UserWarning" not in result.output

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pytest
 from polars.testing import assert_frame_equal
 from scipy import stats
 
+import metrics_core as mc
 from metrics_core import drift, monitoring as mon
 from metrics_core.errors import InputError
 from metrics_core.threads import one_kernel_thread
@@ -547,3 +549,35 @@ def test_notebook_example_runs(capsys):
     assert lines[0] == "retrain"
     assert lines[1].startswith("prevalence of 'tea' (labels) rose from 20.")
     assert lines[2] == "0.3"
+
+
+def _binary_percent(n=3000, seed=1, scale=100.0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(int)
+    s = np.clip(0.3 * y + rng.random(n) * 0.7, 0, 1) * scale
+    return pa.table({"label": y, "score": s, "prediction": (s >= 50).astype(int)}), s
+
+
+def test_a_binary_period_predicted_by_a_probability_threshold_on_percent_scores_warns():
+    """Monitoring's predicted class from threshold 0.5 on scores in percent: nearly every row is
+    'positive' in both windows, so nothing alerts; the scan says so (mc.ThresholdScaleWarning)."""
+    import warnings
+
+    table, s = _binary_percent()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stats = mon.scan_period(table, "binary", [0, 1], label="label", scores=["score"], where="deliveries")
+    said = [w.message for w in caught if isinstance(w.message, mc.ThresholdScaleWarning)]
+    assert len(said) == 1 and said[0].share == pytest.approx((s >= 0.5).mean(), abs=0)
+    assert f"deliveries: {int(((s < 0) | (s > 1)).sum()):,} of 3,000 rows have scores outside [0, 1]" in str(said[0])
+    assert stats.pred_counts[1] == (s >= 0.5).sum()
+    for quiet in (dict(scores=["score"], threshold=50.0), dict(scores=["score"], prediction="prediction")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mon.scan_period(table, "binary", [0, 1], label="label", **quiet)
+        assert not [w for w in caught if isinstance(w.message, mc.MisreadInputWarning)], quiet
+    probabilities, _ = _binary_percent(scale=1.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mon.scan_period(probabilities, "binary", [0, 1], label="label", scores=["score"])
+    assert not [w for w in caught if isinstance(w.message, mc.MisreadInputWarning)]
