@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import os
+import re
 from pathlib import Path
 from typing import Sequence
 
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.dataset as pads
 
 from metrics_core.errors import InputError
 
-__all__ = ["FORMATS", "format_of", "open_dataset", "schema_of", "where"]
+__all__ = ["CSV_SEPARATORS", "FORMATS", "csv_format", "format_of", "open_dataset", "schema_of", "where"]
 
 #: File extension -> pyarrow dataset format.
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".parq": "parquet", ".arrow": "ipc", ".feather": "ipc",
@@ -76,6 +80,54 @@ def _data_files(path: Path) -> tuple[str, list[str]]:
     return fmt, files
 
 
+#: Field separators a CSV's header line is tried for, in this order when counts tie.
+CSV_SEPARATORS = (",", ";", "\t", "|")
+_DECIMAL_COMMA = re.compile(r"^\s*-?\d+,\d+\s*$")
+
+
+def _first_lines(path: str, n: int) -> list[str]:
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(Path(path).suffix.lower(), open)
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as f:
+            return [f.readline() for _ in range(n)]
+    except OSError:  # unreadable or an unsupported compression: let Arrow report it
+        return []
+
+
+def csv_format(path: str):
+    r"""The Arrow CSV format of a text file: its field separator and decimal mark.
+
+    A ``.tsv`` file is tab-separated. Otherwise the separator is the one of ``CSV_SEPARATORS``
+    that the header line holds most often (a spreadsheet saved in a continental European locale
+    writes ``label;score`` and ``1;0,9``). With a separator other than the comma, a field written
+    as ``0,9`` in the first 50 data rows means a decimal comma. A comma-separated file is read as
+    Arrow reads CSV by default (returns ``"csv"``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "rows.csv"
+    >>> _ = path.write_text("label;score\n1;0,9\n")
+    >>> fmt = csv_format(str(path))
+    >>> fmt.parse_options.delimiter, fmt.default_fragment_scan_options.convert_options.decimal_point
+    (';', ',')
+    """
+    lines = _first_lines(path, 51)
+    header = lines[0] if lines else ""
+    if ".tsv" in [s.lower() for s in Path(path).suffixes]:
+        sep = "\t"
+    else:
+        sep = max(CSV_SEPARATORS, key=lambda c: (header.count(c), -CSV_SEPARATORS.index(c)))
+        if header.count(sep) == 0:
+            sep = ","
+    if sep == ",":
+        return "csv"
+    fields = [field for line in lines[1:] for field in line.rstrip("\r\n").split(sep)]
+    decimal = "," if any(_DECIMAL_COMMA.match(field) for field in fields) else "."
+    return pads.CsvFileFormat(parse_options=pacsv.ParseOptions(delimiter=sep),
+                              convert_options=pacsv.ConvertOptions(decimal_point=decimal))
+
+
 def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str] | None = None) -> pads.Dataset:
     """Open ``source`` as a :class:`pyarrow.dataset.Dataset` without reading rows.
 
@@ -121,10 +173,13 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
         options = dict(partitioning="hive", partition_base_dir=str(path))
     else:
         fmt, target, options = format_of(path), str(path), {}
+    if fmt == "csv" and target:
+        fmt = csv_format(target if isinstance(target, str) else target[0])
     try:
         return pads.dataset(target, format=fmt, schema=schema, **options)
     except (pa.ArrowException, OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot be read as {fmt} data: {exc}") from None
+        kind = fmt if isinstance(fmt, str) else "csv"
+        raise InputError(f"{path}: cannot be read as {kind} data: {exc}") from None
 
 
 def schema_of(source) -> pa.Schema:

@@ -311,6 +311,28 @@ def test_ipc_and_csv_files_stream_like_parquet(binary_dir, tmp_path, fmt):
     assert_same_metrics(mc.binary_from_stats(got).metrics, expected.metrics)
 
 
+@pytest.mark.parametrize("name, sep, decimal", [("data.tsv", "\t", "."), ("data.tsv.gz", "\t", "."),
+                                                 ("data.csv", ";", ","), ("data.csv", "|", "."),
+                                                 ("data.csv.gz", ";", ",")])
+def test_tab_semicolon_and_decimal_comma_text_files_read_as_their_numbers(binary_dir, tmp_path, name, sep, decimal):
+    """A .tsv is tab-separated (it was read as one comma-separated column); a CSV saved in a
+    continental locale (``label;score`` and ``1;0,93``) is sniffed from its header and rows: the
+    statistics equal those of the comma-separated file of the same rows."""
+    import gzip
+
+    _, full = binary_dir
+    score = full["score"].cast(pa.float64()).to_numpy()
+    lines = [sep.join(["label", "score", "weight"])] + [
+        sep.join([str(int(y)), repr(float(s)).replace(".", decimal), repr(float(w)).replace(".", decimal)])
+        for y, s, w in zip(full["label"].to_numpy(), score, full["weight"].to_numpy())]
+    text = "\n".join(lines) + "\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    got = scan_stats(path, "binary", Columns(weight="weight"), batch_rows=1000, use_prediction=False)
+    expected = mc.binary_report(full["label"].to_numpy(), score, sample_weight=full["weight"].to_numpy())
+    assert_same_metrics(mc.binary_from_stats(got).metrics, expected.metrics)
+
+
 def test_progress_reports_rows_done_and_total(binary_dir):
     root, _ = binary_dir
     calls = []
