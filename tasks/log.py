@@ -13,6 +13,7 @@ import polars as pl
 from prefect import task
 
 from metrics_core.monitoring import AlertPolicy
+from metrics_core.monitoring.estimate import PREFIX as ESTIMATE_PREFIX
 from tasks import IO
 from tasks.alerts import alert_tags, reasons_from_tags
 from tasks.config import sources
@@ -56,7 +57,9 @@ def panels(policy: AlertPolicy, headline: str) -> list[Panel]:
               (("price_change_label", "labelled classes"),)),
         Panel("calibration_change", "largest calibration change\n(positives per row)",
               getattr(policy, "calibration_change", None), ("calibration",), "largest over classes"),
-        Panel(headline, f"{headline}\n(headline metric)", f"{headline}_floor", ("headline",), "value",
+        Panel(headline, f"{headline}\n(headline metric)", f"{headline}_floor", ("headline",), "measured (labels)",
+              # the label-lag estimate: beside the measured value, and alone in months without labels
+              ((f"{headline}_estimated", "estimated from the scores (no labels needed)"),),
               band=(f"{headline}_ci_low", f"{headline}_ci_high"), threshold_legend="floor: reference minus the "
               "practical drop (alert: under it, test rejects)"),
     ]
@@ -89,7 +92,8 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
         "max_score_wasserstein": col("max_score_wasserstein"), "price_change": col("max_abs_price_shift", 100),
         "price_change_label": col("max_abs_price_shift_label", 100),
         "calibration_change": col("max_calibration_change"),
-        **{headline + s: col(headline + s) for s in ("", "_ci_low", "_ci_high", "_floor")}})
+        **{headline + s: col(headline + s) for s in ("", "_ci_low", "_ci_high", "_floor")},
+        f"{headline}_estimated": col(f"{ESTIMATE_PREFIX}{headline}")})
     shown = [p for p in panels(policy, headline)
              if any(math.isfinite(v) for c in (p.column, *(e for e, _ in p.extra)) for v in frame[c])]
     alerts: dict[str, list[str]] = {p.column: [] for p in shown}

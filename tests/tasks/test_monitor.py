@@ -102,6 +102,9 @@ def test_log_then_find_the_period(spec, store):
     assert {p.column for p in shown if alerts[p.column] == [SHIFTED]} == {p.column for p in shown
                                                                           if kinds & set(p.kinds)}
     assert shown[-1].column == "balanced_accuracy" and all(v == [] or v == [SHIFTED] for v in alerts.values())
+    # the headline panel draws the label-lag estimate beside the measured value (alone without labels)
+    assert shown[-1].extra == (("balanced_accuracy_estimated", "estimated from the scores (no labels needed)"),)
+    assert frame["balanced_accuracy_estimated"][-1] == a.metrics["estimated/balanced_accuracy"]
 
 
 def test_over_time_orders_periods_run_out_of_order(spec):
