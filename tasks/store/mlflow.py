@@ -84,11 +84,23 @@ class RunSummary:
                    run.info.experiment_id)
 
 
+#: The lock name under which a process makes its first client on a local SQLite store (:func:`client`).
+CREATE_THE_STORE = "\ncreate the store"
+
+
 def client(tracking_uri: str | None = None):
-    """An MlflowClient on the store (registry on the same URI)."""
+    """An MlflowClient on the store (registry on the same URI).
+
+    MLflow creates and migrates a new local SQLite db when a process makes its first client on it;
+    two processes doing that at once fail ("table _alembic_tmp_latest_metrics already exists", seen
+    in the CI of three ``monitor_period`` processes started together), so for a SQLite store the
+    client is made under the store's creation lock, one process at a time."""
     from mlflow import MlflowClient
 
     uri = tracking_uri or default_tracking_uri()
+    if uri.startswith("sqlite:///"):
+        with key_lock(lock_dir(uri), CREATE_THE_STORE):
+            return MlflowClient(tracking_uri=uri, registry_uri=uri)
     return MlflowClient(tracking_uri=uri, registry_uri=uri)
 
 
@@ -250,7 +262,7 @@ class MlflowStore:
         if self.tracking_uri.startswith("sqlite:///"):
             # MLflow creates and migrates a new SQLite db on first use; two processes doing that at
             # once fail ("CircularDependencyError", "table already exists"): one at a time.
-            with key_lock(lock_dir(self.tracking_uri), "\ncreate the store"):
+            with key_lock(lock_dir(self.tracking_uri), CREATE_THE_STORE):
                 exp = c.get_experiment_by_name(self.experiment)
         else:
             exp = c.get_experiment_by_name(self.experiment)
