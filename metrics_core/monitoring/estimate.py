@@ -40,11 +40,14 @@ ESTIMATED = {"binary": ("accuracy", "balanced_accuracy", "precision", "recall", 
 
 
 def _isotonic_fitter(keys: np.ndarray, n: np.ndarray):
-    """The isotonic fit of :func:`_isotonic` for the fixed rows ``n`` of the bins, as a function of
-    their positives: which bins have rows, and their weights, are found once for the bootstrap's
-    many refits of the same rows. Each fit calls the compiled pool-adjacent-violators step
-    directly (``_pava``, in place on fresh arrays: the values of
-    ``scipy.optimize.isotonic_regression``, about 6 us a fit against 17 us through it)."""
+    """Isotonic (non-decreasing) fit of the outcome frequency over the fine bins, weighted by their
+    rows ``n``, as a function of the bins' positives; empty bins take the value of the nearest
+    fitted bins (linear between them, flat outside); all nan without rows.
+
+    Which bins have rows, and their weights, are found once for the bootstrap's many refits of the
+    same rows. Each fit calls the compiled pool-adjacent-violators step directly (``_pava``, in
+    place on fresh arrays: the values of ``scipy.optimize.isotonic_regression``, about 6 us a fit
+    against 17 us through it)."""
     full = n > 0
     if not full.any():
         return lambda pos: np.full(n.size, np.nan)
@@ -54,13 +57,6 @@ def _isotonic_fitter(keys: np.ndarray, n: np.ndarray):
         return np.interp(keys, at, _pava(pos[full] / rows, rows.copy(), np.empty(rows.size + 1, dtype=np.intp))[0])
 
     return fit
-
-
-def _isotonic(keys: np.ndarray, n: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """Isotonic (non-decreasing) fit of the outcome frequency over the fine bins, weighted by their
-    rows; empty bins take the value of the nearest fitted bins (linear between them, flat outside);
-    all nan without rows."""
-    return _isotonic_fitter(keys, n)(pos)
 
 
 def _conditional_fitter(keys: np.ndarray, n: np.ndarray, fallback: np.ndarray):

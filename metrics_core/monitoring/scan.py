@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as pads
 
-from metrics_core.contract import check_batch, class_indices, predicted_class
+from metrics_core.contract import check_batch, class_indices, decimals_as_floats, predicted_class
 from metrics_core.dataset import file_error, iter_batches, open_dataset
 from metrics_core.errors import InputError
 from metrics_core.misread import warn_threshold_scale_period
@@ -66,7 +66,7 @@ def _table_batches(table: pa.Table, needed: list[str], filter, where: str):
     table = table.select(needed)
     if filter is not None:
         table = pads.dataset(table).to_table(filter=filter)
-    yield from ((where, b) for b in table.combine_chunks().to_batches() if b.num_rows)
+    yield from ((where, decimals_as_floats(b)) for b in table.combine_chunks().to_batches() if b.num_rows)
 
 
 def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bins, label_idx: np.ndarray | None,

@@ -92,9 +92,10 @@ def client(tracking_uri: str | None = None):
     """An MlflowClient on the store (registry on the same URI).
 
     MLflow creates and migrates a new local SQLite db when a process makes its first client on it;
-    two processes doing that at once fail ("table _alembic_tmp_latest_metrics already exists", seen
-    in the CI of three ``monitor_period`` processes started together), so for a SQLite store the
-    client is made under the store's creation lock, one process at a time."""
+    two processes doing that at once fail ("table _alembic_tmp_latest_metrics already exists",
+    "CircularDependencyError"; seen in the CI of three ``monitor_period`` processes started
+    together), so for a SQLite store the client is made under the store's creation lock, one
+    process at a time."""
     from mlflow import MlflowClient
 
     uri = tracking_uri or default_tracking_uri()
@@ -258,14 +259,8 @@ class MlflowStore:
         if self._experiment_id is not None:
             return self._experiment_id
         check_reachable(self.tracking_uri)
-        c = self.client
-        if self.tracking_uri.startswith("sqlite:///"):
-            # MLflow creates and migrates a new SQLite db on first use; two processes doing that at
-            # once fail ("CircularDependencyError", "table already exists"): one at a time.
-            with key_lock(lock_dir(self.tracking_uri), CREATE_THE_STORE):
-                exp = c.get_experiment_by_name(self.experiment)
-        else:
-            exp = c.get_experiment_by_name(self.experiment)
+        c = self.client  # a new SQLite db is created by the first client, one process at a time (client)
+        exp = c.get_experiment_by_name(self.experiment)
         if exp is not None:
             if exp.lifecycle_stage == "deleted":
                 c.restore_experiment(exp.experiment_id)

@@ -581,3 +581,16 @@ def test_a_binary_period_predicted_by_a_probability_threshold_on_percent_scores_
         warnings.simplefilter("always")
         mon.scan_period(probabilities, "binary", [0, 1], label="label", scores=["score"])
     assert not [w for w in caught if isinstance(w.message, mc.MisreadInputWarning)]
+
+
+def test_an_in_memory_period_with_decimal_scores_has_the_statistics_of_its_floats():
+    """Monitoring tables read in memory follow the same decimal rule as files (contract.decimals_as_floats)."""
+    import pyarrow.compute as pc
+
+    table, s = _binary_percent(scale=1.0)
+    rounded = pa.array(np.round(s, 4))
+    floats = table.set_column(1, "score", rounded)
+    decimals = table.set_column(1, "score", pc.cast(pc.cast(rounded, pa.string()), pa.decimal128(6, 4)))
+    a, b = (mon.scan_period(t, "binary", [0, 1], label="label", scores=["score"]) for t in (floats, decimals))
+    assert np.array_equal(a.score_counts, b.score_counts) and np.array_equal(a.pred_counts, b.pred_counts)
+    assert a.performance.confusion.matrix.tolist() == b.performance.confusion.matrix.tolist()
