@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from metrics_core import contract
@@ -116,12 +117,26 @@ def source_for(spec: RunSpec, which: str, period: str | None = None) -> tuple[st
         return path, None
     t = schema.field(col).type
     if pa.types.is_date(t) or pa.types.is_timestamp(t):
-        start, end = period_bounds(period)
-        return path, (pads.field(col) >= pa.scalar(start, pa.date32()).cast(t)) & \
-            (pads.field(col) < pa.scalar(end, pa.date32()).cast(t))
+        start, end = (_midnight(day, t) for day in period_bounds(period))
+        return path, (pads.field(col) >= start) & (pads.field(col) < end)
     if pa.types.is_integer(t) and period_kind(period) != "week":
         return path, pads.field(col) == int(period.replace("-", ""))
     return path, pads.field(col).cast(pa.string()) == period
+
+
+def _midnight(day: date, t: pa.DataType) -> pa.Scalar:
+    """The start of ``day`` as a scalar of the period column's type ``t`` (a date or timestamp type).
+
+    A timestamp with a time zone (``Europe/London``, ``+02:00``) counts in that zone: a month is
+    the month on the local calendar, as polars' and pandas' ``dt.month`` read it. Arrow's own cast
+    of a date would put the boundary at midnight UTC and move the first local hour of a summer
+    month in London into the month before. A midnight that a clock change skips starts the day at
+    the change (the first local instant of the day); a repeated one at its first occurrence.
+    """
+    if not (pa.types.is_timestamp(t) and t.tz):
+        return pa.scalar(day, pa.date32()).cast(t)
+    naive = pa.scalar(datetime.combine(day, time()), pa.timestamp(t.unit))
+    return pc.assume_timezone(naive, timezone=t.tz, ambiguous="earliest", nonexistent="latest")
 
 
 def class_list(spec: RunSpec, source: str, filter=None) -> list:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.dataset as pads
+import pyarrow.parquet as pq
 import pytest
 
 from metrics_core.errors import InputError
@@ -35,6 +38,28 @@ def test_period_filter_by_column_type(tmp_path, column):
     spec = load_spec({"data": {"current": str(path)}})
     source, flt = sources.source_for(spec, "current", "2024-08")
     assert pads.dataset(source).to_table(filter=flt).num_rows == 2
+
+
+@pytest.mark.parametrize("tz", ["Europe/London", "America/Santiago", "Asia/Kolkata", "+05:30", "UTC"])
+@pytest.mark.parametrize("period", ["2024-08", "2022-09", "2024-W13", "2022-09-11"])
+def test_period_of_a_zoned_timestamp_is_its_local_calendar(tmp_path, tz, period):
+    """A month, week or day of a timestamp with a time zone is that of its local calendar (as polars and
+    pandas read the column): Arrow's cast of the boundary date would put it at midnight UTC. Santiago's
+    clocks skipped midnight on 2022-09-11, so that day starts at 01:00."""
+    zone = dt.timezone(dt.timedelta(hours=5, minutes=30)) if tz == "+05:30" else ZoneInfo(tz)
+    local = [dt.datetime(2022, 9, 10, 23, 59), dt.datetime(2022, 9, 11, 1, 0), dt.datetime(2022, 9, 11, 23, 30),
+             dt.datetime(2024, 7, 31, 23, 30), dt.datetime(2024, 8, 1, 0, 30), dt.datetime(2024, 8, 31, 23, 30),
+             dt.datetime(2024, 9, 1, 0, 30), dt.datetime(2024, 3, 24, 23, 59), dt.datetime(2024, 3, 25, 0, 1),
+             dt.datetime(2024, 3, 31, 23, 59), dt.datetime(2024, 4, 1, 0, 1)]
+    instants = [t.replace(tzinfo=zone) for t in local]
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"label": ["a"] * len(local), "ts": pa.array(instants, pa.timestamp("us", tz))}), path)
+    spec = load_spec({"data": {"current": str(path)}, "columns": {"period": "ts"}})
+    source, flt = sources.source_for(spec, "current", period)
+    got = sorted(pads.dataset(source).to_table(filter=flt).column("ts").to_pylist())
+    fmt = {"month": "%Y-%m", "week": "%G-W%V", "day": "%Y-%m-%d"}[sources.period_kind(period)]
+    expected = sorted(t for t in instants if t.strftime(fmt) == period)
+    assert got == expected and len(expected) >= 1
 
 
 def test_period_template_and_missing_source(tmp_path):
