@@ -94,11 +94,15 @@ def _headline(current: PeriodStats, metric: str, ref_report, cur_report) -> Head
                     int(current.label_counts.sum()))
 
 
-def _headline_metrics(headline: Headline | None, decision: Alert) -> dict:
-    """The headline's value, interval, floor, reference and test (drop, power, labelled rows needed)."""
+def _headline_metrics(metric: str, headline: Headline | None, decision: Alert) -> dict:
+    """The headline's value, interval, floor, reference and test (drop, power, labelled rows needed).
+
+    Without labels only the floor, when the label-lag estimate was tested against it: the floor
+    belongs to the period's policy, not to the measurement, and the over-time plot draws it.
+    """
+    m, check = metric, decision.headline
     if headline is None:
-        return {}
-    m, check = headline.metric, decision.headline
+        return {} if check is None else {f"{m}_floor": check.floor}
     out = {m: headline.value}
     if headline.interval is not None:
         out[f"{m}_ci_low"], out[f"{m}_ci_high"] = headline.interval
@@ -208,7 +212,7 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     if cur_report is not None:
         metrics.update({f"perf/{k}": v for k, v in cur_report.metrics.items()})
     metrics.update(lag.metrics)
-    metrics.update(_headline_metrics(headline, decision))
+    metrics.update(_headline_metrics(metric, headline, decision))
     metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])})
     metrics.update(_test_metrics(tests))
     if current.new_classes:

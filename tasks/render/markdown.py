@@ -69,8 +69,9 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     >>> _headline_sentence({"balanced_accuracy": 0.91, "balanced_accuracy_floor": 0.85}, "balanced_accuracy")
     'labels present: balanced_accuracy 0.910 (floor 0.850)'
     >>> _headline_sentence({"estimated/balanced_accuracy": 0.932, "estimated/balanced_accuracy_ci_low": 0.926,
-    ...                     "estimated/balanced_accuracy_ci_high": 0.939}, "balanced_accuracy")
-    "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.932 (95 % interval 0.926 to 0.939)"
+    ...                     "estimated/balanced_accuracy_ci_high": 0.939, "balanced_accuracy_floor": 0.88},
+    ...                    "balanced_accuracy")
+    "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.932 (95 % interval 0.926 to 0.939; floor 0.880)"
     >>> _headline_sentence({}, "balanced_accuracy")
     'no labels in this period, so performance was not measured'
     """
@@ -80,13 +81,16 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     estimate = _num(metrics, ESTIMATE_PREFIX + headline)
     if estimate == estimate:
         return (f"no labels in this period; {headline} estimated from the scores and the reference's calibration: "
-                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATE_PREFIX + headline))
+                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATE_PREFIX + headline, headline))
     return "no labels in this period, so performance was not measured"
 
 
-def _qualifiers(metrics: dict, key: str) -> str:
-    """`` (95 % interval ...; floor ...; reference ...)`` of a metric, the parts that are logged."""
-    low, high, floor, ref = (_num(metrics, key + s) for s in ("_ci_low", "_ci_high", "_floor", "_reference"))
+def _qualifiers(metrics: dict, key: str, headline: str | None = None) -> str:
+    """`` (95 % interval ...; floor ...; reference ...)`` of a metric, the parts that are logged; the
+    floor and reference are those of ``headline`` (default ``key``): an estimate has no floor of its own."""
+    base = headline or key
+    low, high = _num(metrics, key + "_ci_low"), _num(metrics, key + "_ci_high")
+    floor, ref = _num(metrics, base + "_floor"), _num(metrics, base + "_reference")
     parts = [f"95 % interval {low:.3f} to {high:.3f}"] if low == low and high == high else []
     parts += [f"floor {floor:.3f}"] if floor == floor else []
     parts += [f"reference {ref:.3f}"] if ref == ref else []

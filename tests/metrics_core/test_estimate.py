@@ -178,6 +178,11 @@ def test_an_unlabelled_period_alerts_on_an_estimated_drop_and_a_stable_one_does_
     stable = assess_stats(ref, _multiclass(y, s, labelled=False))
     assert not any("estimated" in t for t in stable.decision.texts)
     assert f"{PREFIX}balanced_accuracy_ci_low" in stable.metrics and stable.headline is None
+    # the floor the estimate was tested against is logged (the plot draws it), nothing measured is
+    labelled = assess_stats(ref, _multiclass(y, s))
+    assert stable.metrics["balanced_accuracy_floor"] == labelled.metrics["balanced_accuracy_floor"] \
+        == pytest.approx(labelled.metrics["balanced_accuracy_reference"] - POLICY.metric_drop, abs=1e-15)
+    assert not {"balanced_accuracy", "balanced_accuracy_ci_low", "balanced_accuracy_drop"} & set(stable.metrics)
     y, s = _arrays(30000, 2009)
     keep = np.random.default_rng(0).random(y.size) < (1.0 - s.max(axis=1)) ** 1.5  # mostly hard rows
     hard = assess_stats(ref, _multiclass(y[keep], s[keep], labelled=False))
