@@ -28,7 +28,8 @@ __all__ = [
     "SampleEstimate", "ScoreCounts", "Stability", "binary_from_stats", "binary_report", "binary_stats", "checks", "contract",
     "class_counts", "dataset", "drift", "estimate_from_sample", "leakage", "manual_check_plan",
     "multiclass_from_stats", "multiclass_report", "multiclass_stats", "multilabel_report", "prevalence_stability",
-    "price_impact", "price_index", "price_stability", "recommend", "representativeness", "significance",
+    "check_periods", "month_periods", "price_impact", "price_index", "price_stability", "recommend",
+    "representativeness", "significance",
     "stability_from_history", "stability_from_rows", "thin",
     "MisreadInputWarning", "ReversedScoresWarning", "ThresholdScaleWarning", "UndefinedMetricWarning",
     "undefined_reasons",
@@ -46,7 +47,8 @@ _LAZY = {
     **{n: ("metrics_core.price", n) for n in ("PriceImpact", "price_impact", "price_index")},
     **{n: ("metrics_core.sampling", n) for n in ("ManualCheckPlan", "SampleEstimate", "estimate_from_sample",
                                                  "manual_check_plan")},
-    **{n: ("metrics_core.stability", n) for n in ("class_counts", "prevalence_stability", "price_stability")},
+    **{n: ("metrics_core.stability", n) for n in ("check_periods", "class_counts", "month_periods",
+                                                  "prevalence_stability", "price_stability")},
 }
 
 

@@ -443,7 +443,8 @@ def stability_from_rows(rows: Any, *, period_column: str = "period", label_colum
                         **options: Any) -> Stability:
     """:func:`stability_from_history` measured on item rows: one row per classified item.
 
-    Counts the rows per period and class (:func:`metrics_core.stability.class_counts`, labels
+    A date or timestamp period column is grouped by month on its local calendar
+    (:func:`metrics_core.stability.month_periods`). Counts the rows per period and class (:func:`metrics_core.stability.class_counts`, labels
     and, when ``prediction_column`` is given, predictions) and takes each labelled class's prices
     from ``price_column`` when given (ONS Annex F: how the class has changed over time).
 
@@ -469,10 +470,11 @@ def stability_from_rows(rows: Any, *, period_column: str = "period", label_colum
     >>> stability_from_rows(rows).prevalence_stable
     True
     """
-    from metrics_core.stability import class_counts
+    from metrics_core.stability import check_periods, class_counts, month_periods
 
-    frame = as_frame(rows, "rows")
+    frame = as_frame(month_periods(rows, period_column), "rows")
     require_columns(frame, "rows", [period_column, label_column])
+    check_periods(frame, period_column)
     counts = class_counts(frame, period_column=period_column, label_column=label_column,
                           prediction_column=prediction_column)
     prices = None

@@ -328,21 +328,30 @@ def label_metric(headline: str) -> str:
 @task(name="ons-recommendation", **IO)
 def recommendation(spec: RunSpec, plan: EvalPlan) -> dict:
     """ONS Tables 1-2 from stability measured on the history of the reference (else test) data's
-    periods; with fewer than two periods stability cannot be measured and is treated as unstable."""
+    periods; with fewer than two periods, or a period column of nearly unique values
+    (:func:`metrics_core.stability.check_periods`), stability is not measured and is treated as unstable."""
     c = spec.columns
     source = plan.reference or plan.test
     names = sources.open_dataset(source).schema.names
     history = None
     if c.period in names and c.label in names:
-        history = _frame(source, [c.period, c.label, *([c.prediction] if c.prediction in names else []),
-                                  *([c.price] if c.price and c.price in names else [])])
-        if history[c.period].n_unique() < 2:
-            history = None
+        columns = [c.period, c.label, *([c.prediction] if c.prediction in names else []),
+                   *([c.price] if c.price and c.price in names else [])]
+        # dates and timestamps become months before polars reads them (it cannot hold a "+02:00" zone)
+        history = checks.as_frame(mc.month_periods(sources.open_dataset(source).to_table(
+            columns=list(dict.fromkeys(columns))), c.period), "rows")
+    why = f"{source} has fewer than two periods in column {c.period!r}."
+    if history is not None:
+        try:  # the recommendation is advice: a column that is no period column leaves it unmeasured
+            mc.check_periods(history, c.period)
+        except InputError as exc:
+            history, why = None, str(exc)
+    if history is not None and history[c.period].n_unique() < 2:
+        history = None
     if history is None:
         rec = ons.recommend(spec.task, False, False, None)
-        return {"recommendation": rec, "stability_reason": f"Stability not measured: {source} has fewer than two "
-                f"periods in column {c.period!r}; treated as unstable (the robust ONS choice).",
-                "prevalence_stable": None, "price_stable": None}
+        return {"recommendation": rec, "stability_reason": f"Stability not measured: {why} Both are treated as "
+                "unstable (the robust ONS choice).", "prevalence_stable": None, "price_stable": None}
     st = ons.stability_from_rows(history, period_column=c.period, label_column=c.label,
                                  prediction_column=c.prediction if c.prediction in history.columns else None,
                                  price_column=c.price if c.price and c.price in history.columns else None,

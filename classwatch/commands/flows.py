@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 
 from classwatch.commands.errors import BAD_INPUT, FAILED, debug, exit_code, fail, message, quiet_prefect
+from classwatch.commands.evaluate import Task
 
 console = Console(highlight=False)
 
@@ -296,10 +297,12 @@ def compare(
 def recommend(
     data: Annotated[Path, typer.Argument(help="History of labelled (or classified) rows with a period column: "
                                          "Parquet file/directory, Arrow IPC or CSV.", exists=True)],
-    task: Annotated[str, typer.Option(help="binary or multiclass.")] = "multiclass",
-    positive_class: Annotated[Optional[str], typer.Option(help="Binary: the positive class value.")] = None,
+    task: Annotated[Task, typer.Option(help="binary or multiclass.")] = Task.multiclass,
+    positive_class: Annotated[Optional[str], typer.Option(help="Binary: the positive class value (default: 1, "
+                                                          "or True).")] = None,
     label_column: Annotated[str, typer.Option(help="Class column (labels, or predictions).")] = "label",
-    period_column: Annotated[str, typer.Option(help="Period column.")] = "period",
+    period_column: Annotated[str, typer.Option(help="Period column: YYYY-MM text, YYYYMM numbers, or dates and "
+                                               "timestamps (grouped by month).")] = "period",
     price_column: Annotated[Optional[str], typer.Option(help="Price column ('' for none).")] = "price",
     reference: Annotated[int, typer.Option(help="Number of first periods pooled as the reference.", min=1)] = 1,
 ) -> None:
@@ -310,25 +313,32 @@ def recommend(
     prevalence, PSI 0.1, 10 % price change), then reads the ONS table for your task: the
     headline metric, the ROC or PR space to plot it in, averaging, weighting and beta advice.
     """
-    import polars as pl
-
-    from metrics_core import ons
+    from metrics_core import classes, ons
+    from metrics_core.contract import missing_columns
     from metrics_core.dataset import open_dataset
 
     try:
         ds = open_dataset(str(data))
-        cols = [c for c in (period_column, label_column, price_column) if c and c in ds.schema.names]
-        rows = pl.from_arrow(ds.to_table(columns=cols))
-        pos = positive_class
-        if pos is not None and rows[label_column].dtype.is_integer():
-            pos = int(pos)
+        names = ds.schema.names
+        # as in a run spec: the default price column may be absent (no prices), a name given must exist
+        needed = {period_column: "period", label_column: "label", **(
+            {price_column: "price"} if price_column and price_column != "price" else {})}
+        missing = {c: role for c, role in needed.items() if c not in names}
+        if missing:
+            raise missing_columns(data, missing, names)
+        cols = [c for c in (period_column, label_column, price_column) if c and c in names]
+        rows = ds.to_table(columns=list(dict.fromkeys(cols)))  # Arrow: stability_from_rows reads its dates
+        pos = None
+        if task is Task.binary:  # the positive class as evaluate reads it: 1 or True unless given
+            pos = classes.positive_class(rows.schema.field(label_column).type, positive_class, column=label_column,
+                                         where=data)
         st = ons.stability_from_rows(rows, period_column=period_column, label_column=label_column,
-                                     price_column=price_column if price_column in rows.columns else None,
-                                     reference=reference, positive_class=pos if task == "binary" else None)
-        rec = st.recommend(task)
+                                     price_column=price_column if price_column in rows.column_names else None,
+                                     reference=reference, positive_class=pos)
+        rec = st.recommend(task.value)
     except Exception as exc:  # noqa: BLE001
         fail(exc)
-    table = Table(title=f"ONS recommendation ({task}, table column '{rec.column}')", show_header=False)
+    table = Table(title=f"ONS recommendation ({task.value}, table column '{rec.column}')", show_header=False)
     for k, v in (("headline metric", rec.metric), ("plot in", f"{rec.space} space"),
                  ("averaging", rec.averaging or "n/a"),
                  ("prevalence weights", "yes" if rec.weight_by_prevalence else "no"),

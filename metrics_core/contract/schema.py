@@ -14,7 +14,8 @@ from metrics_core.errors import InputError
 
 #: Command-line options of ``classwatch evaluate`` that map a role (named in missing-column errors).
 _CLI_OPTIONS = {"label": "--label-column", "score": "--score-column", "prediction": "--prediction-column",
-                "weight": "--weight-column", "score_prefix": "--score-prefix"}
+                "weight": "--weight-column", "score_prefix": "--score-prefix", "period": "--period-column",
+                "price": "--price-column"}
 
 
 def read_type(t: pa.DataType) -> pa.DataType:

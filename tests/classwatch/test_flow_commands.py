@@ -51,6 +51,27 @@ def test_recommend_measures_stability(tmp_path):
     assert "fbeta_micro" in result.output  # neither prevalence nor (unmeasured) prices stable
 
 
+def test_recommend_groups_timestamps_by_month(tmp_path):
+    """A history stamped with times (with a fixed-offset zone, which polars cannot hold) is judged per month."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = pl.concat([scored_rows(2_000, i, f"2024-0{i + 1}") for i in range(3)])
+    zone = dt.timezone(dt.timedelta(hours=2))
+    stamps = [dt.datetime(int(p[:4]), int(p[5:]), 1 + i % 28, 12, tzinfo=zone) for i, p in enumerate(rows["period"])]
+    table = rows.drop("period").to_arrow().append_column("at", pa.array(stamps, pa.timestamp("us", "+02:00")))
+    pq.write_table(table, tmp_path / "stamped.parquet")
+    rows.write_parquet(tmp_path / "history.parquet")
+    stamped = runner.invoke(app, ["recommend", str(tmp_path / "stamped.parquet"), "--period-column", "at"],
+                            terminal_width=200)
+    written = runner.invoke(app, ["recommend", str(tmp_path / "history.parquet")], terminal_width=200)
+    assert stamped.exit_code == 0, stamped.output
+    assert "stable over 2 period(s) against reference ['2024-01']" in stamped.output
+    assert stamped.output.replace("stamped.parquet", "history.parquet") == written.output
+
+
 def test_ui_without_a_store_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)

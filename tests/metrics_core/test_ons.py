@@ -167,3 +167,37 @@ def test_array_and_frame_histories_agree():
 def test_stability_bad_input(kwargs, match):
     with pytest.raises(InputError, match=match):
         stability_from_history(**kwargs)
+
+
+@pytest.mark.parametrize("zone, as_polars", [  # polars has no fixed-offset zones: such a column comes through Arrow
+    *[(z, p) for z in (None, "UTC", "Europe/London") for p in (False, True)], ("+05:30", False)])
+def test_dates_and_timestamps_are_periods_by_month_on_their_local_calendar(zone, as_polars):
+    """Rows stamped with dates or times are judged per month (one timestamp per period would hold one row):
+    the same measured stability as the same rows with their 'YYYY-MM' periods written out."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    import pyarrow as pa
+
+    rng = np.random.default_rng(3)
+    n = 6_000
+    start = dt.datetime(2024, 6, 30, 20, 0)
+    local = [start + dt.timedelta(minutes=int(m)) for m in rng.integers(0, 92 * 24 * 60, n)]
+    tz = (dt.timezone(dt.timedelta(hours=5, minutes=30)) if zone == "+05:30" else ZoneInfo(zone)) if zone else None
+    stamps = [t.replace(tzinfo=tz) for t in local]
+    labels = np.where(rng.random(n) < np.where(np.array([t.month for t in local]) >= 8, 0.4, 0.2), "b", "a")
+    table = pa.table({"period": pa.array(stamps, pa.timestamp("us", zone)), "label": labels})
+    written = pl.DataFrame({"period": [t.strftime("%Y-%m") for t in local], "label": labels})
+    got = mc.stability_from_rows(pl.from_arrow(table) if as_polars else table, positive_class="b")
+    want = mc.stability_from_rows(written, positive_class="b")
+    assert got.prevalence.table.equals(want.prevalence.table) and got.reason == want.reason
+    assert sorted(set(got.prevalence.table["period"])) == ["2024-07", "2024-08", "2024-09"]  # 2024-06: reference
+    dates = pa.table({"period": pa.array([t.date() for t in local], pa.date32()), "label": labels})
+    assert mc.stability_from_rows(dates, positive_class="b").prevalence.table.equals(want.prevalence.table)
+
+
+def test_a_column_of_nearly_unique_values_is_not_a_period_column():
+    rows = pl.DataFrame({"period": np.arange(1_000) % 600, "label": ["a", "b"] * 500})
+    with pytest.raises(InputError, match=r"column 'period' has 600 distinct values in 1,000 rows.*Is it the period"):
+        mc.stability_from_rows(rows)
+    assert mc.stability_from_rows(rows.with_columns(pl.col("period") % 3)).prevalence_stable is True

@@ -56,6 +56,9 @@ def data(tmp_path_factory) -> dict[str, str]:
         "ref": ref, "test": test, "leaked": leaked, "copy": ref, "history_shift": history_shift,
         "shifted": with_features(scored_rows(1500, 8, "2024-01", prevalence=(2, 0.12)), 8, shift=1.0),
         "one_period": ref.filter(pl.col("period") == "2023-10"),
+        "ref_stamped": ref.with_columns(period=(pl.col("period").str.to_datetime("%Y-%m") + pl.duration(
+            minutes=pl.int_range(pl.len()) % 1000)).dt.replace_time_zone("Europe/London")),
+        "ref_row_ids": ref.with_columns(period=pl.int_range(pl.len()).cast(pl.String)),
         "bare": test.select("label", "prediction"),
         "binary_ref": binary_rows(1500, 1, "2023-12"), "binary_test": binary_rows(1200, 2, "2024-01"),
         "binary_same": binary_rows(1200, 4, "2024-01"),
@@ -232,11 +235,17 @@ def test_no_drift_table_without_a_reference(data):
 
 # ---------------------------------------------------------------- recommendation
 @pytest.mark.parametrize("reference, prevalence_stable, metric", [
-    ("ref", True, "fbeta_of_weighted"), ("history_shift", False, None), ("one_period", None, "fbeta_micro")])
+    ("ref", True, "fbeta_of_weighted"), ("ref_stamped", True, "fbeta_of_weighted"), ("history_shift", False, None),
+    ("one_period", None, "fbeta_micro"), ("ref_row_ids", None, "fbeta_micro")])
 def test_recommendation_from_the_stability_of_the_reference_periods(data, reference, prevalence_stable, metric):
     spec = make_spec(data, reference=reference)
     rec = recommendation.fn(spec, plan_evaluation.fn(spec))
     assert rec["prevalence_stable"] is prevalence_stable
+    if reference == "ref_stamped":  # timestamps are months: the same measurement as the written-out periods
+        written = recommendation.fn(make_spec(data), plan_evaluation.fn(make_spec(data)))
+        assert rec["stability_reason"] == written["stability_reason"] and rec["price_stable"] == written["price_stable"]
+    if reference == "ref_row_ids":  # no period column, though it is called one: advice not measured, not failed
+        assert "Is it the period column?" in rec["stability_reason"]
     if prevalence_stable is None:  # one period: stability cannot be measured, treated as unstable
         assert rec["price_stable"] is None and rec["stability_reason"].startswith("Stability not measured")
         assert rec["recommendation"] == mc.recommend("multiclass", False, False)
