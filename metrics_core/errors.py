@@ -1,4 +1,5 @@
-"""The one error type of metrics_core and the helpers that phrase bad-row messages."""
+"""The error types of metrics_core (bad input, and its case of no rows at all) and the helpers that phrase
+bad-row messages."""
 
 from __future__ import annotations
 
@@ -15,6 +16,13 @@ class InputError(ValueError):
     """
 
     bad_rows: tuple[str, str] | None = None
+
+
+class NoRowsError(InputError):
+    """Bad input of one kind: a source, or its selection (a period's filter), holds no row at all.
+
+    A caller that made the selection can say more than the scan can: which values there were.
+    """
 
 
 def rows_message(argument: str, problem: str, count: int, example: str = "", hint: str = "",

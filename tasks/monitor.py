@@ -10,6 +10,7 @@ from prefect.cache_policies import NO_CACHE
 
 from metrics_core import monitoring as mon
 from metrics_core.contract import Layout
+from metrics_core.errors import NoRowsError
 from tasks import IO
 from tasks.alerts import reasons_from_tags
 from tasks.config import sources
@@ -230,11 +231,17 @@ def summarise(spec: RunSpec, source: str, layout: Layout, row_filter=None, curre
 
     For the ``current`` period with the spec's ``classes: open`` (the default), rows of a class
     outside the class list are counted and left out; the reference always keeps the list closed.
+    A period column without a row of the period is an error that shows the column's values.
     """
-    return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), label=layout.label,
-                           prediction=layout.prediction, scores=layout.scores, price=layout.price,
-                           weight=layout.weight, threshold=spec.threshold, filter=row_filter,
-                           batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open")
+    try:
+        return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), label=layout.label,
+                               prediction=layout.prediction, scores=layout.scores, price=layout.price,
+                               weight=layout.weight, threshold=spec.threshold, filter=row_filter,
+                               batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open")
+    except NoRowsError:
+        if row_filter is None:
+            raise
+        raise sources.no_period_rows(spec, source) from None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import pyarrow.dataset as pads
 
 from metrics_core.contract import check_batch, class_indices, decimals_as_floats, predicted_class
 from metrics_core.dataset import file_error, iter_batches, open_dataset
-from metrics_core.errors import InputError
+from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
 
@@ -181,7 +181,7 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
             progress(rows)
     if out is None:
         where = where if in_memory else source
-        raise InputError(f"{where}: no rows{' for ' + str(filter) if filter is not None else ''} (empty period). "
+        raise NoRowsError(f"{where}: no rows{' for ' + str(filter) if filter is not None else ''} (empty period). "
                          "Check the data path and the period; nothing was logged.")
     if task == "binary" and prediction is None and tuple(bins.score_range) == (0.0, 1.0):
         warn_threshold_scale_period(where if in_memory else str(source), out.overflow.get("scores_outside_range", 0),

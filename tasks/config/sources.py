@@ -99,8 +99,8 @@ def source_for(spec: RunSpec, which: str, period: str | None = None) -> tuple[st
     """``(path, row filter)`` of data source ``which`` ("reference", "test", "current").
 
     ``current`` with ``{period}`` in its path is formatted; otherwise, when the data has the period
-    column, rows are filtered to ``period`` (string column: equality; date/timestamp: the days of
-    the month, ISO week or day; integer: ``YYYYMM`` or ``YYYYMMDD``).
+    column, rows are filtered to ``period`` (:func:`period_rows`). Without that column the whole
+    source is the period, unless a column's name is a near miss of it (an error: ``Period``).
     """
     path = getattr(spec.data, which)
     if not path:
@@ -114,14 +114,51 @@ def source_for(spec: RunSpec, which: str, period: str | None = None) -> tuple[st
     schema = open_dataset(path).schema
     col = spec.columns.period
     if col not in schema.names:
+        near = contract.near_misses(col, schema.names)
+        if near:  # one dataset of every month whose period column is misnamed would be read whole
+            raise missing_columns(path, {col: "period"}, schema.names, why="The rows of each period are selected "
+                                  "by it; without it the whole source would count as the period.")
         return path, None
-    t = schema.field(col).type
+    return path, period_rows(col, schema.field(col).type, period)
+
+
+def period_rows(col: str, t: pa.DataType, period: str) -> pads.Expression:
+    """The rows of ``period`` in a period column ``col`` of type ``t``.
+
+    - dates and timestamps: the days of the month, ISO week or day (a timestamp with a time zone
+      on its local calendar, :func:`_midnight`);
+    - integers: ``YYYYMM`` for a month (and the days ``YYYYMMDD`` of that month), ``YYYYMMDD``
+      for a day;
+    - text: the period as written (``2024-08``, ``2024-W05``), and for a month or a day the text
+      that starts with it, a day or a time (``2024-08-15``, ``2024-08-15T09:30``).
+    """
+    kind = period_kind(period)
+    field = pads.field(col)
     if pa.types.is_date(t) or pa.types.is_timestamp(t):
         start, end = (_midnight(day, t) for day in period_bounds(period))
-        return path, (pads.field(col) >= start) & (pads.field(col) < end)
-    if pa.types.is_integer(t) and period_kind(period) != "week":
-        return path, pads.field(col) == int(period.replace("-", ""))
-    return path, pads.field(col).cast(pa.string()) == period
+        return (field >= start) & (field < end)
+    if pa.types.is_integer(t) and kind != "week":
+        number = int(period.replace("-", ""))
+        return field == number if kind == "day" else (field == number) | (
+            (field > number * 100) & (field < number * 100 + 32))
+    text = field if pa.types.is_string(t) or pa.types.is_large_string(t) else field.cast(pa.string())
+    if kind == "week":
+        return text == period
+    starts = [period + "-"] if kind == "month" else [period + "T", period + " "]
+    selection = text == period
+    for prefix in starts:
+        selection = selection | pc.starts_with(text, pattern=prefix)
+    return selection
+
+
+def no_period_rows(spec: RunSpec, source: str) -> InputError:
+    """The error for a period column without a row of the period: its first values and the forms it may take."""
+    col = spec.columns.period
+    head = open_dataset(source).head(5, columns=[col]).column(col).to_pylist()
+    return InputError(f"{source}: no rows of this period in column {col!r} (its first values: {head}). A month "
+                      "is selected from text 'YYYY-MM' or text starting with it ('2024-08-15'), numbers YYYYMM or "
+                      "YYYYMMDD, dates or timestamps; check the period and the column (columns.period); nothing "
+                      "was logged.")
 
 
 def _midnight(day: date, t: pa.DataType) -> pa.Scalar:

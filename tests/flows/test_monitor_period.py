@@ -86,7 +86,7 @@ def _no_runs(store):
     ("nan_scores", r"'score_item_3'.*NaN score.*in 3 row\(s\).*e\.g\. row 11"),
     ("schema_changed", r"schema changed.*1 column\(s\) differ.*'price' changed type: double -> (large_)?string"),
     ("missing_column", r"missing column 'unit_price' \(price\)"),
-    ("empty_period", r"no rows.*empty period"),
+    ("empty_period", r"no rows of this period in column 'period' \(its first values: \['2024-05', '2024-05'"),
     ("unknown_label", r"'prediction'.*not in the class list.*2 row\(s\).*'item_99'"),
 ])
 def test_bad_data_stops_before_anything_is_logged(monitoring_spec, store, tmp_path, case, pattern):

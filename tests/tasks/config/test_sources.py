@@ -31,6 +31,10 @@ def test_bad_periods(bad):
     pl.Series("period", ["2024-07", "2024-08", "2024-08"]),
     pl.Series("period", [dt.date(2024, 7, 31), dt.date(2024, 8, 1), dt.date(2024, 8, 31)]),
     pl.Series("period", [202407, 202408, 202408]),
+    pl.Series("period", [20240731, 20240801, 20240831]),  # days as numbers
+    pl.Series("period", ["2024-07-31", "2024-08-01", "2024-08-31"]),  # days as text
+    pl.Series("period", ["2024-07-31T23:59:59", "2024-08-01T00:00:00", "2024-08-31 23:59"]),  # times as text
+    pl.Series("period", ["2024-07", "2024-08-01", "2024-08"]).cast(pl.Categorical),  # dictionary-encoded text
 ])
 def test_period_filter_by_column_type(tmp_path, column):
     path = tmp_path / "d.parquet"
@@ -38,6 +42,29 @@ def test_period_filter_by_column_type(tmp_path, column):
     spec = load_spec({"data": {"current": str(path)}})
     source, flt = sources.source_for(spec, "current", "2024-08")
     assert pads.dataset(source).to_table(filter=flt).num_rows == 2
+
+
+@pytest.mark.parametrize("values, period, selected", [
+    (["2024-08-01", "2024-08-01T10:00", "2024-08-01 10:00", "2024-08-010", "2024-08-02"], "2024-08-01", 3),
+    ([20240801, 20240802, 202408], "2024-08-01", 1),
+    (["2024-W05", "2024-W05-1", "2024-W06"], "2024-W05", 1),  # a week is selected as written
+    ([20240731, 20240800, 20240832, 2024081, 202408], "2024-08", 1),  # no day 0 or 32; 7-digit is no day
+])
+def test_period_filter_edges(tmp_path, values, period, selected):
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"label": ["a"] * len(values), "period": values}).write_parquet(path)
+    source, flt = sources.source_for(load_spec({"data": {"current": str(path)}}), "current", period)
+    assert pads.dataset(source).to_table(filter=flt).num_rows == selected
+
+
+def test_a_misnamed_period_column_is_an_error_not_the_whole_file(tmp_path):
+    path = tmp_path / "d.parquet"
+    pl.DataFrame({"label": ["a", "b"], "Period": ["2024-07", "2024-08"]}).write_parquet(path)
+    with pytest.raises(InputError, match=r"missing column 'period' \(period\).*'Period' looks like a misspelling"):
+        sources.source_for(load_spec({"data": {"current": str(path)}}), "current", "2024-08")
+    other = tmp_path / "o.parquet"  # no such column at all: the file is the period's delivery
+    pl.DataFrame({"label": ["a", "b"], "month": ["2024-07", "2024-08"]}).write_parquet(other)
+    assert sources.source_for(load_spec({"data": {"current": str(other)}}), "current", "2024-08") == (str(other), None)
 
 
 @pytest.mark.parametrize("tz", ["Europe/London", "America/Santiago", "Asia/Kolkata", "+05:30", "UTC"])
