@@ -78,7 +78,10 @@ def as_frame(x: Any, name: str) -> pl.DataFrame:
         return x
     if isinstance(x, (pa.Table, pa.RecordBatch)):
         return pl.from_arrow(x)
-    raise InputError(f"{name}: expected a polars DataFrame or a pyarrow Table, got {type(x).__name__}.")
+    if type(x).__module__.startswith("pandas") and type(x).__name__ == "DataFrame":  # no pandas import
+        return pl.from_pandas(x)  # the index is not a column
+    raise InputError(f"{name}: expected a polars DataFrame or LazyFrame, a pyarrow Table or a pandas DataFrame, "
+                     f"got {type(x).__name__}.")
 
 
 def require_columns(frame: pl.DataFrame, name: str, columns: Sequence[str]) -> None:

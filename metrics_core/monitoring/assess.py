@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from metrics_core import contract
 from metrics_core.classes import binary_classes, check_class_list
+from metrics_core.checks.frames import as_frame
 from metrics_core.contract import Columns
 from metrics_core.errors import InputError
 from metrics_core.monitoring.estimate import assess_estimate
@@ -230,15 +231,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
 
 
 def _arrow(table: Any, name: str) -> pa.Table:
-    """A pyarrow Table from a polars DataFrame / LazyFrame or a pyarrow Table."""
-    if isinstance(table, pl.LazyFrame):
-        table = table.collect()
-    if isinstance(table, pl.DataFrame):
-        return table.to_arrow()
-    if isinstance(table, pa.Table):
-        return table
-    raise InputError(f"{name}: expected a polars DataFrame or LazyFrame or a pyarrow Table (or PeriodStats), "
-                     f"got {type(table).__name__}.")
+    """A pyarrow Table from a pyarrow Table or what :func:`metrics_core.checks.as_frame` reads
+    (polars DataFrame or LazyFrame, pandas DataFrame)."""
+    return table if isinstance(table, pa.Table) else as_frame(table, name).to_arrow()
 
 
 def _class_list(ref: pa.Table, task: str, columns: Columns, labels, positive_class) -> list:

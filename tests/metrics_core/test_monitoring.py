@@ -384,7 +384,8 @@ def _frame(n, seed, **shift):
 
 
 def test_assess_period_on_tables_equals_the_statistics_path():
-    """polars DataFrame, LazyFrame and pyarrow Table give the same result as statistics from update()."""
+    """polars DataFrame, LazyFrame, pyarrow Table and pandas DataFrame (its index left out) give the same
+    result as statistics from update()."""
     ref, (y, pred, s, price) = _frame(20_000, 21)
     cur, (y2, pred2, s2, price2) = _frame(20_000, 22, prevalence=(3, 0.05))
     opts = {"n_boot": 50, "seed": 1}
@@ -406,7 +407,8 @@ def test_assess_period_on_tables_equals_the_statistics_path():
     from sklearn.metrics import balanced_accuracy_score
 
     assert out.metrics["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(y2, pred2))
-    for other in (ref.lazy(), ref.to_arrow()):
+    shuffled_index = ref.to_pandas().set_axis(np.random.default_rng(0).permutation(ref.height) * 7)
+    for other in (ref.lazy(), ref.to_arrow(), shuffled_index):
         again = mon.assess_period(other, cur.lazy(), {"psi": 0.2}, columns={"price": "price"}, report_options=opts)
         assert again.metrics == pytest.approx(out.metrics, nan_ok=True)
 
