@@ -33,8 +33,7 @@ def compare_models(spec: Any = None, model_uris: list[str] | None = None, test_d
     base = {"model": s.name, "experiment": s.mlflow.experiment, "tracking_uri": s.tracking_uri()}
     summary = None if force else finished_comparison(s, key)
     if summary is not None:
-        return {**base, "run_id": summary["run_id"], "created": False, "best": summary["tags"].get("classwatch.best"),
-                "metrics": summary["metrics"]}
+        return {**base, **summary, "created": False}
     futures = {model_label(u): predict.submit(s, plan, u) for u in uris}
     preds = {name: f.result() for name, f in futures.items()}
     metric = compared_metric(s, plan)

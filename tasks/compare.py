@@ -17,7 +17,7 @@ from tasks.config.spec import RunSpec, fingerprint
 from tasks.evaluate import EvalPlan, label_metric, recommendation
 from tasks.render.comparison import comparison_markdown
 from tasks.render.markdown import comparison_note
-from tasks.store.mlflow import RunContent, finished_run, log_run
+from tasks.store.mlflow import MlflowStore, RunContent, log_run
 
 FOLDS = 5
 
@@ -48,8 +48,15 @@ def compared_metric(spec: RunSpec, plan: EvalPlan) -> str:
 
 @task(name="finished-comparison", **IO)
 def finished_comparison(spec: RunSpec, key: str) -> dict | None:
-    """The FINISHED comparison run with ``key`` (its id, tags and metrics), or None."""
-    return finished_run(spec.tracking_uri(), spec.mlflow.experiment, key)
+    """The FINISHED comparison run with ``key``, or None: what :func:`log_comparison` logged, read
+    back in the shape ``compare_models`` returns (run_id, best, metric, tests as rows, metrics)."""
+    store = MlflowStore(spec.tracking_uri(), spec.mlflow.experiment)
+    done = store.finished(key)
+    if done is None:
+        return None
+    params = store.client.get_run(done.run_id).data.params
+    return {"run_id": done.run_id, "best": done.tags.get("classwatch.best"), "metric": params.get("compared_metric"),
+            "tests": store.read_table(done.run_id, "comparison_tests.json").to_dicts(), "metrics": done.metrics}
 
 
 @task(name="log-comparison", **IO)

@@ -290,7 +290,9 @@ def compare(
         table.add_row(r["model_a"], r["model_b"], r["test"], f"{r['effect_size']:.4g}", f"{r['p_adjusted']:.3g}",
                       "yes" if r["reject"] else "no")
     console.print(table)
-    console.print(f"Best on the test set: {out['best']}. Logged to MLflow {out['tracking_uri']} (run {out['run_id']}).")
+    where = f"MLflow {out['tracking_uri']} (run {out['run_id']})"
+    console.print(f"Best on the test set: {out['best']}. " + (f"Logged to {where}." if out["created"] else
+                  f"Already logged to {where}: shown as logged; --force computes it again."))
     console.print(f"Look at it: [bold]{_ui_hint(out['tracking_uri'])}[/bold]")
 
 

@@ -371,6 +371,14 @@ class MlflowStore:
                 frame.to_pandas().to_json(root / name, orient="split", index=False, date_format="iso")
             self.client.log_artifacts(run_id, str(root))
 
+    def read_table(self, run_id: str, name: str) -> pl.DataFrame:
+        """A table logged by :meth:`log_artifacts` (JSON "split" layout), read back. The JSON writes
+        NaN and null alike as null: a float column's nulls come back as NaN."""
+        with tempfile.TemporaryDirectory(prefix="classwatch-") as tmp:
+            data = json.loads(Path(self.client.download_artifacts(run_id, name, tmp)).read_text())
+        frame = pl.DataFrame(data["data"], schema=data["columns"], orient="row")
+        return frame.with_columns(pl.col(pl.Float64).fill_null(math.nan))
+
     def write(self, run_id: str, content: RunContent) -> None:
         """Everything of ``content`` on run ``run_id``: params, tags, metrics, then the artifacts."""
         tags = dict(content.tags)

@@ -116,6 +116,11 @@ def test_demo_alerts_in_the_shifted_months_only(tmp_path, monkeypatch):
             "monitoring_over_time.png"} <= plots
     kinds = [r.data.tags.get("classwatch.kind") for r in mlflow_runs(store, "classwatch-demo")]
     assert kinds.count("evaluate") == 1 and kinds.count("compare") == 1 and kinds.count("train") == 2
+    # the README's compare command on the demo's models: the logged comparison is read back and shown
+    compared = runner.invoke(app, ["compare", "--spec", str(tmp_path / "demo-output" / "spec.yaml"),
+                                   "models:/price-classifier/1", "models:/price-classifier/2"], terminal_width=200)
+    assert compared.exit_code == 0, compared.output
+    assert "McNemar" in compared.output and "Already logged" in compared.output
     # the demo logs its models through MLflow's process-wide URIs (mirrored in the environment) and puts them back
     assert "MLFLOW_TRACKING_URI" not in os.environ and "MLFLOW_REGISTRY_URI" not in os.environ
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from polars.testing import assert_frame_equal
 import pytest
 from flow_data import mlflow_runs
 from mlflow import MlflowClient
@@ -103,5 +104,9 @@ def test_compare_models_corrects_all_tests_together(models):
     assert run.data.tags["classwatch.best"] == out["best"]
     assert {"comparison_tests.json", "per_model.json", "fold_metrics.json", "comparison.md"} <= {
         a.path for a in MlflowClient(models["store"]).list_artifacts(out["run_id"])}
+    again = compare_models(models["spec"], [models["v1"], models["v2"]])  # logged: read back, not computed
+    assert again["created"] is False and again["run_id"] == out["run_id"]
+    assert (again["best"], again["metric"]) == (out["best"], out["metric"])
+    assert_frame_equal(pl.DataFrame(again["tests"]), tests.with_columns(pl.col(pl.Float64).fill_null(float("nan"))))
     with pytest.raises(ValueError, match="at least two"):
         compare_models(models["spec"], [models["v1"]])

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import polars as pl
+from polars.testing import assert_frame_equal
 import pytest
 from flow_data import mlflow_runs, scored_rows
 from mlflow import MlflowClient
@@ -199,5 +200,9 @@ def test_log_comparison_is_idempotent_by_key(rows, store, test_source):
                                                           "fold_metrics.json", "comparison.md"}
     text = open(c.download_artifacts(run_id, "comparison.md")).read()
     assert f"Best on the test set: **{result['best']}**." in text
-    summary = finished_comparison.fn(spec, key)
-    assert summary["run_id"] == run_id and summary["tags"]["classwatch.best"] == result["best"]
+    summary = finished_comparison.fn(spec, key)  # read back in the shape compare_models returns
+    assert {k: v for k, v in summary.items() if k != "tests"} == {
+        "run_id": run_id, "best": result["best"], "metric": "accuracy", "metrics": pytest.approx(metrics)}
+    # JSON keeps no NaN: a float column's null and NaN (no such test, no interval) both come back NaN
+    assert_frame_equal(pl.DataFrame(summary["tests"]), result["tests"].with_columns(pl.col(pl.Float64).fill_null(
+        float("nan"))))
