@@ -31,8 +31,7 @@ def evaluate_model(spec: Any = None, model_uri: str | None = None, model_name: s
     base = {"model": s.name, "experiment": s.mlflow.experiment, "tracking_uri": s.tracking_uri()}
     summary = None if force else finished_evaluation(s, key)
     if summary is not None:
-        return {**base, "run_id": summary["run_id"], "created": False, "metrics": summary["metrics"],
-                "headline": summary["tags"].get("classwatch.headline"), "promoted": False}
+        return {**base, **summary, "created": False, "promoted": False}
     preds = predict(s, plan) if plan.model_uri else None
     report = build_report(s, evaluation_stats(s, plan, preds))
     checks = data_checks(s, plan)

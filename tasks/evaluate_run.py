@@ -61,8 +61,15 @@ class LoggedEvaluation:
 
 @task(name="finished-evaluation", **IO)
 def finished_evaluation(spec: RunSpec, key: str) -> dict | None:
-    """The FINISHED evaluation run with ``key`` (its id, tags and metrics), or None: nothing to recompute."""
-    return finished_run(spec.tracking_uri(), spec.mlflow.experiment, key)
+    """The FINISHED evaluation run with ``key``, or None: nothing to recompute. Read back in the shape
+    ``evaluate_model`` returns: run_id, metrics, headline, recommendation and champion (from its tags)."""
+    done = finished_run(spec.tracking_uri(), spec.mlflow.experiment, key)
+    if done is None:
+        return None
+    tags = done["tags"]
+    champion = tags.get("classwatch.champion")
+    return {"run_id": done["run_id"], "metrics": done["metrics"], "headline": tags.get("classwatch.headline"),
+            "recommendation": tags.get("classwatch.recommendation"), "champion": champion}
 
 
 @task(name="choose-headline", cache_policy=NO_CACHE)

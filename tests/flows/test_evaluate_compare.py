@@ -66,8 +66,10 @@ def test_evaluate_with_model_logs_everything_and_promotes(models, monkeypatch):
         assert section in text
     assert "### Ground truth\n\nnot provided" in text and "unit tests" in text and "model_type" in text
     assert str(c.get_model_version_by_alias(MODEL_NAME, "champion").version) == models["v1"].rsplit("/", 1)[1]
-    again = evaluate_model(models["spec"], model_uri=models["v1"])
-    assert again["run_id"] == out["run_id"] and not again["created"]
+    again = evaluate_model(models["spec"], model_uri=models["v1"])  # read back, with what the first one returned
+    assert again["run_id"] == out["run_id"] and not again["created"] and not again["promoted"]
+    assert {k: again[k] for k in ("headline", "recommendation", "champion")} == {
+        k: out[k] for k in ("headline", "recommendation", "champion")}
     assert len(mlflow_runs(models["store"], "eval-tests", kind="evaluate")) == 1
 
 

@@ -161,8 +161,10 @@ def test_log_evaluation_is_idempotent_by_key(data, store, tmp_path):
     table = json.loads(Path(c.download_artifacts(first.run_id, "per_class.json", str(tmp_path))).read_text())
     assert sorted(row[table["columns"].index("class")] for row in table["data"]) == LABELS
 
-    summary = finished_evaluation.fn(spec, key)
-    assert summary["run_id"] == first.run_id and summary["tags"]["classwatch.headline"] == found.headline
+    summary = finished_evaluation.fn(spec, key)  # in the shape evaluate_model returns
+    assert {k: v for k, v in summary.items() if k != "metrics"} == {
+        "run_id": first.run_id, "headline": found.headline, "champion": None,
+        "recommendation": found.recommendation["recommendation"].metric}
     assert summary["metrics"]["accuracy"] == pytest.approx(report.metrics["accuracy"])
     forced = log_evaluation.fn(spec, key, found, True)
     assert forced.created and forced.run_id != first.run_id
