@@ -54,7 +54,7 @@ def rows_message(argument: str, problem: str, count: int, example: str = "", hin
     >>> rows_message("f.parquet: column 'score'", "NaN score", 3, "row 7: score=nan", "Fix it.", " of the file")
     "f.parquet: column 'score': NaN score in 3 row(s) of the file, e.g. row 7: score=nan. Fix it."
     """
-    message = f"{argument}: {problem} in {count} row(s){scope}" + (f", e.g. {example}" if example else "") + "."
+    message = f"{argument}: {problem} in {count:,} row(s){scope}" + (f", e.g. {example}" if example else "") + "."
     return f"{message} {hint}" if hint else message
 
 

@@ -24,7 +24,7 @@ class Problem(NamedTuple):
 
 
 def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarray | None = None, *,
-                   labels: Sequence | None = None, indices: np.ndarray | None = None
+                   labels: Sequence | None = None, indices: np.ndarray | None = None, raw: pa.Array | None = None
                    ) -> Iterator[tuple[str, np.ndarray, str]]:
     """The rules of the contract for the values of one role: ``(problem, bad-row mask, hint)`` each.
 
@@ -42,6 +42,9 @@ def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarra
         The class list (labels and predictions).
     indices : numpy.ndarray, optional
         :func:`class_indices` of the values when already computed.
+    raw : pyarrow.Array, optional
+        The column itself, when ``values`` is None: a label outside the class list is looked up
+        in it for the hint (a label that differs from a class only in case).
 
     Yields
     ------
@@ -66,7 +69,7 @@ def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarra
         yield f"null {role}", nulls, hint
     ok = ~nulls
     if role in ("label", "prediction"):
-        yield from _label_problems(role, values, ok, labels, indices)
+        yield from _label_problems(role, values, ok, labels, indices, raw)
     elif role == "score" and values is not None and values.dtype.kind == "f" and not np.isfinite(values.sum()):
         # (a finite sum proves every score finite without row-sized masks; an overflowing sum is checked row by row)
         rows_ok = ok[:, None] if values.ndim == 2 else ok
@@ -84,7 +87,7 @@ def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarra
                    "Prices must be > 0; drop these rows or fix the price extraction.")
 
 
-def _label_problems(role, values, ok, labels, indices):
+def _label_problems(role, values, ok, labels, indices, raw=None):
     nan = np.zeros(ok.shape, bool)
     if values is not None and values.dtype.kind == "f":
         nan = np.isnan(values) & ok
@@ -99,8 +102,21 @@ def _label_problems(role, values, ok, labels, indices):
         idx = class_indices(values, labels, name=role) if indices is None else indices
         bad = (idx < 0) & ok & ~nan
         if bad.any():
+            outside = values[bad][:1000].tolist() if values is not None else \
+                raw.filter(pa.array(bad)).slice(0, 1000).to_pylist() if raw is not None else []
             yield (f"{role} not in the class list {list(labels)!r}", bad,
-                   "Add the class to the class list (labels) or drop these rows.")
+                   _near_class(outside, labels) or "Add the class to the class list (labels) or drop these rows.")
+
+
+def _near_class(values: Sequence, labels: Sequence) -> str:
+    """The hint for labels that differ from a class of the list only in case or spaces ('c' for 'C'), or ""."""
+    folded = {str(c).strip().casefold(): c for c in labels}
+    for v in dict.fromkeys(values):
+        match = folded.get(str(v).strip().casefold())
+        if match is not None:
+            return (f"{v!r} differs from the class {match!r} only in case or spaces: make the labels and the class "
+                    "list agree (the class list comes from labels, or from the score columns' names).")
+    return ""
 
 
 def row_problems(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = None, prediction: str | None = None,
@@ -145,7 +161,7 @@ def row_problems(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = 
         values = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64 if role in ("weight", "price")
                             else None) if numeric else None
         indices = class_indices(arr, labels) if role in ("label", "prediction") and labels is not None else None
-        for problem, mask, hint in value_problems(role, values, nulls, labels=labels, indices=indices):
+        for problem, mask, hint in value_problems(role, values, nulls, labels=labels, indices=indices, raw=arr):
             yield Problem(role, column, problem, mask, hint)
     if len(scores) > 1:
         yield from _score_sum_problems(batch, list(scores))

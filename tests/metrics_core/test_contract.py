@@ -185,6 +185,25 @@ def test_nan_score_reads_the_same_in_memory_and_streamed(tmp_path):
                      r"e\.g\. row 2: label=1, score=nan\.", str(streamed.value))
 
 
+@pytest.mark.parametrize("labels, classes, hint", [
+    (["c", "a", "c"], ["A", "C"], "'c' differs from the class 'C' only in case or spaces"),
+    (["milk ", "tea", "tea"], ["milk", "tea"], "'milk ' differs from the class 'milk' only in case or spaces"),
+    (["coffee", "tea", "tea"], ["milk", "tea"], "Add the class to the class list"),  # no near class: the old hint
+])
+def test_a_label_outside_the_class_list_but_for_case_says_so(tmp_path, labels, classes, hint):
+    """In memory and streamed (strings are not converted to numpy there: the hint reads the Arrow column)."""
+    with pytest.raises(mc.InputError, match=re.escape(hint)):
+        mc.multiclass_report(np.array(labels), np.array([classes[-1]] * 3), labels=classes)
+    pq.write_table(pa.table({"label": labels}), tmp_path / "l.parquet")
+    with pytest.raises(mc.InputError, match=re.escape(hint)):
+        ct.check_batch(pq.read_table(tmp_path / "l.parquet"), tmp_path / "l.parquet", label="label", labels=classes)
+
+
+def test_counts_of_bad_rows_have_thousands_separators():
+    with pytest.raises(mc.InputError, match=r"NaN score \(scores must be finite\) in 1,500 row\(s\)"):
+        mc.binary_report(np.zeros(3000, int), np.where(np.arange(3000) % 2, np.nan, 0.5))
+
+
 def test_check_batch_order_and_file_count(tmp_path):
     path = tmp_path / "b.parquet"
     t = pa.table({"label": pa.array(["a", None, "q", "b"] * 3), "score_a": [0.5, 0.5, float("nan"), 0.1] * 3,
