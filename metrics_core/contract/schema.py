@@ -136,7 +136,8 @@ def near_misses(name: str, names: Sequence[str]) -> list[str]:
     return [folded[m] for m in difflib.get_close_matches(name.strip().lower(), list(folded), n=3, cutoff=0.75)]
 
 
-def missing_columns(where, missing: dict[str, str | None], names: Sequence[str], why: str = "") -> InputError:
+def missing_columns(where, missing: dict[str, str | None], names: Sequence[str], why: str = "",
+                    guess: bool = True) -> InputError:
     """The error for columns a source lacks: each column with its role, and the columns it has.
 
     Parameters
@@ -149,6 +150,8 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
         The columns the source has.
     why : str
         Why the columns are needed, when that is not obvious.
+    guess : bool
+        Name a column whose name is a near miss of a missing one (False when ``why`` says better).
 
     Returns
     -------
@@ -172,7 +175,7 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
         fix += f" or set the {', '.join(roles)} role{plural} of the column map ({'; '.join(ways)})"
     head = "missing column" + ("s" if len(missing) > 1 else "")
     guesses = [f"column {n!r} looks like a misspelling of {c!r}" for c in missing
-               for n in near_misses(c, list(names))[:1]]
+               for n in near_misses(c, list(names))[:1]] if guess else []
     maybe = f" ({'; '.join(guesses)})" if guesses else ""
     return InputError(f"{where}: {head} {cols}: not found among the columns {shown}{maybe}. "
                       + (f"{why} " if why else "") + fix + ".")
@@ -243,9 +246,20 @@ def resolve_layout(schema: pa.Schema, task: str, columns: Columns = Columns(), *
             prediction = columns.prediction
         if not scores and prediction is None:
             wanted = columns.score if task == "binary" else f"{columns.score_prefix}<class>"
+            # the other task's score column(s) present: most likely the task is the wrong one
+            per_class = [n for n in names if n.startswith(columns.score_prefix)]
+            other = ""
+            if task != "binary" and columns.score in names:
+                other = (f" The data has the binary score column {columns.score!r}: is the task binary (task: binary "
+                         "in a run spec; --task binary on the command line)?")
+            elif task == "binary" and per_class:
+                other = (f" The data has per-class score columns {per_class[:3]}: is the task multiclass? A binary "
+                         "task reads the positive class's score from one column (columns.score in a run spec; "
+                         f"--score-column {per_class[-1]} on the command line).")
             raise missing_columns(where, {wanted: "score" if task == "binary" else "score_prefix"}, names,
                                   f"A {task} evaluation needs the score column{'s' if task != 'binary' else ''} "
-                                  f"{wanted!r} or the prediction column {columns.prediction!r}.")
+                                  f"{wanted!r} or the prediction column {columns.prediction!r}.{other}",
+                                  guess=not other)
     optional = {r: getattr(columns, r) if getattr(columns, r) in names else None for r in ("price", "weight", "id")}
     return Layout(task, classes or [], columns.label if columns.label in names else None, prediction, scores,
                   optional["price"], optional["weight"], [f for f in columns.features if f in names], optional["id"])

@@ -54,6 +54,20 @@ def test_layout_binary_score_or_prediction():
     assert lay.scores == [] and lay.prediction is None
 
 
+@pytest.mark.parametrize("columns, task, says, not_said", [
+    (["label", "score"], "multiclass", "The data has the binary score column 'score': is the task binary", None),
+    (["label", "score_0", "score_1"], "binary", "The data has per-class score columns ['score_0', 'score_1']: is the "
+     "task multiclass? A binary task reads the positive class's score from one column (columns.score in a run spec; "
+     "--score-column score_1 on the command line)", "looks like a misspelling"),
+    (["label", "scores"], "binary", "column 'scores' looks like a misspelling of 'score'", "is the task"),
+])
+def test_the_other_tasks_score_columns_suggest_the_task(columns, task, says, not_said):
+    schema = pa.schema([(c, pa.int8() if c == "label" else pa.float64()) for c in columns])
+    with pytest.raises(mc.InputError) as err:
+        ct.resolve_layout(schema, task)
+    assert says in str(err.value) and (not_said is None or not_said not in str(err.value))
+
+
 def test_layout_required_roles_and_partial_score_columns():
     with pytest.raises(mc.InputError, match=r"missing columns 'w' \(weight\), 'x' \(features\)"):
         ct.resolve_layout(SCHEMA, "multiclass", ct.Columns(weight="w", features=("label", "x")),
