@@ -177,7 +177,26 @@ def write_json(path: Path, report, seconds: float) -> None:
     Path(path).write_text(json.dumps(payload, indent=2) + "\n")
 
 
+#: Options that only one task reads: given with the other task, they would be ignored without a word.
+TASK_OPTIONS = {Task.binary: ("threshold", "positive_class", "pos_label", "score_column", "binned"),
+                Task.multiclass: ("score_prefix",)}
+
+
+def _check_task_options(ctx: typer.Context, task: Task) -> None:
+    """A usage error (exit 2) for an option given on the command line that ``task`` does not read."""
+    other = Task.binary if task is Task.multiclass else Task.multiclass
+    # by name: typer carries its own copy of click, whose ParameterSource is not click's
+    given = [p for p in TASK_OPTIONS[other] if getattr(ctx.get_parameter_source(p), "name", "") == "COMMANDLINE"]
+    if given:
+        names = ", ".join("--" + p.replace("_", "-") for p in given)
+        many = len(given) > 1
+        raise typer.BadParameter(f"{names} {'apply' if many else 'applies'} only to a {other.value} task; this is "
+                                 f"--task {task.value}. Drop {'them' if many else 'it'}, or change --task.",
+                                 param_hint="--task")
+
+
 def evaluate(
+    ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="Parquet file or directory (hive partitions); .arrow/.feather "
                                               "and .csv work too.", exists=True, show_default=False)],
     task: Annotated[Task, typer.Option("--task", "-t", help="binary: columns label + score. multiclass: "
@@ -233,6 +252,7 @@ def evaluate(
     statistics, so memory stays bounded at any row count; --runner dask
     spreads the files over Dask workers.
     """
+    _check_task_options(ctx, task)
     pos_label = positive_class if positive_class is not None else pos_label
     console = Console(highlight=False)
     if not console.is_terminal:

@@ -259,3 +259,23 @@ def test_reversed_scores_warning(tmp_path):
     assert "the scores look reversed for the positive class 0" in message and "--positive-class 1" in message
     result = invoke(path, "--task", "binary", "--pos-label", "1", "--no-plots")
     assert result.exit_code == 0 and "look reversed" not in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("task, options, named", [
+    ("multiclass", ["--threshold", "0.7"], "--threshold applies only to a binary task"),
+    ("multiclass", ["--positive-class", "a", "--score-column", "s"],
+     "--positive-class, --score-column apply only to a binary task"),
+    ("multiclass", ["--binned", "100"], "--binned applies only to a binary task"),
+    ("binary", ["--score-prefix", "p_"], "--score-prefix applies only to a multiclass task"),
+])
+def test_an_option_of_the_other_task_is_a_usage_error(binary_file, multiclass_file, task, options, named):
+    """Ignored, it would hide a misread run (a threshold that was never applied)."""
+    path = binary_file if task == "binary" else multiclass_file
+    result = runner.invoke(app, ["evaluate", str(path), "--task", task, "--no-plots", *options], terminal_width=200)
+    unboxed = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())  # the usage error's box wraps lines
+    assert result.exit_code == 2 and named in unboxed, result.output
+    assert_no_traceback(result)
+    defaults_written_out = ["--threshold", "0.5"] if task == "binary" else ["--score-prefix", "score_"]
+    same_task = runner.invoke(app, ["evaluate", str(path), "--task", task, "--no-plots", *defaults_written_out,
+                                    "--n-boot", "50"])
+    assert same_task.exit_code == 0, same_task.output
