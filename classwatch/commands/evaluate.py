@@ -178,7 +178,7 @@ def write_json(path: Path, report, seconds: float) -> None:
 
 
 #: Options that only one task reads: given with the other task, they would be ignored without a word.
-TASK_OPTIONS = {Task.binary: ("threshold", "positive_class", "pos_label", "score_column", "binned"),
+TASK_OPTIONS = {Task.binary: ("threshold", "positive_class", "pos_label", "score_column"),
                 Task.multiclass: ("score_prefix",)}
 
 
@@ -223,9 +223,10 @@ def evaluate(
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write ROC / PR / gain / lift / confusion "
                                                                    "PNGs.")] = True,
     binned: Annotated[int | None, typer.Option("--binned", metavar="BINS", min=1,
-                                               help="Binary: keep score counts in BINS equal bins over [0, 1] "
-                                                    "(constant memory for any row count); AUROC then comes with "
-                                                    "auroc_error_bound, its largest possible error. Default: exact.")]
+                                               help="Keep score counts in BINS equal bins over [0, 1] (each "
+                                                    "class's scores for multiclass): constant memory for any row "
+                                                    "count; AUROC then comes with auroc_error_bound, its largest "
+                                                    "possible error. Default: exact.")]
     = None,
     batch_rows: Annotated[int, typer.Option(help="Rows read per batch: memory is about one batch of the columns "
                                                  "used plus the statistics.", min=1_000)] = 1_000_000,

@@ -265,7 +265,6 @@ def test_reversed_scores_warning(tmp_path):
     ("multiclass", ["--threshold", "0.7"], "--threshold applies only to a binary task"),
     ("multiclass", ["--positive-class", "a", "--score-column", "s"],
      "--positive-class, --score-column apply only to a binary task"),
-    ("multiclass", ["--binned", "100"], "--binned applies only to a binary task"),
     ("binary", ["--score-prefix", "p_"], "--score-prefix applies only to a multiclass task"),
 ])
 def test_an_option_of_the_other_task_is_a_usage_error(binary_file, multiclass_file, task, options, named):
