@@ -306,9 +306,9 @@ def run_job(name: str, data: Path, args, **extra) -> dict:
     for k, v in extra.items():
         cmd += [f"--{k.replace('_', '-')}", str(v)]
     limit = int(args.mem_limit_gib * GIB)
-    from classwatch.cli import NUMPY_ENV  # each job is one fresh process, as a `classwatch` command is
+    from classwatch.cli import ALLOCATOR_ENV, NUMPY_ENV  # each job is one fresh process, as a `classwatch` command is
 
-    env = {**NUMPY_ENV, **os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    env = {**NUMPY_ENV, **ALLOCATOR_ENV, **os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_LOGGING_LEVEL": "WARNING"}
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -474,9 +474,9 @@ def summarize(results: dict) -> None:
                   + " (client: the flow, the scheduler and the report; others: nannies and the Prefect API server)")
     print(f"load average at start {results['load_average_at_start']}, now {os.getloadavg()} "
           f"(on {results['cpus']} CPUs shared with other work)")
-    from classwatch.cli import NUMPY_ENV
+    from classwatch.cli import ALLOCATOR_ENV, NUMPY_ENV
 
-    print("jobs ran with " + ", ".join(f"{k}={os.environ.get(k, v)}" for k, v in NUMPY_ENV.items())
+    print("jobs ran with " + ", ".join(f"{k}={os.environ.get(k, v)}" for k, v in {**NUMPY_ENV, **ALLOCATOR_ENV}.items())
           + " (the classwatch command's setting)")
 
 

@@ -150,18 +150,59 @@ def test_evaluate_imports_only_what_it_uses(tmp_path):
     data = tmp_path / "small.csv"
     data.write_text("label,score\n" + "".join(f"{i % 2},{(i % 7) / 7:.3f}\n" for i in range(40)))
     code = (
-        "import sys\nfrom classwatch.cli import main\n"
+        "import os, sys\nfrom classwatch.cli import ALLOCATOR_ENV, main\nassert 'pyarrow' not in sys.modules\n"
         f"sys.argv = ['classwatch', 'evaluate', {str(data)!r}, '-t', 'binary', '--positive-class', '1']\n"
         "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
         "heavy = ('scipy.stats', 'prefect', 'mlflow', 'sklearn', 'statsmodels')\n"
         "print('LOADED', [m for m in heavy if m in sys.modules])\n"
         "import numpy\nprint('HUGEPAGE', numpy._core.multiarray._get_madvise_hugepage())\n"
+        "print('ALLOCATOR', all(os.environ[k] == v for k, v in ALLOCATOR_ENV.items()))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert "LOADED []" in out.stdout, out.stdout[-300:]
     assert "HUGEPAGE False" in out.stdout, out.stdout[-300:]
+    assert "ALLOCATOR True" in out.stdout, out.stdout[-300:]  # set before pyarrow (mimalloc) was loaded
+
+
+_FREED_RSS = """
+import os, sys
+import numpy as np
+if sys.argv[1] == "tuned":
+    from classwatch.cli import tune_allocators
+    print("APPLIED", sorted(tune_allocators()))
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+a = np.ones(20 << 17)  # 20 MiB, written
+before = rss()
+del a
+print("RETURNED", (before - rss()) >> 20)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+@pytest.mark.parametrize("mode", ["default", "tuned"])
+def test_the_command_keeps_freed_batch_memory_for_the_next_batch(mode):
+    """glibc hands a freed 20 MiB array back to the kernel at once by default (the next batch faults
+    it in again); after tune_allocators it stays in the heap (mallopt: glibc reads its variables only
+    at start). The default case shows the measurement sees the difference."""
+    import os
+    import subprocess
+
+    from classwatch.cli import ALLOCATOR_ENV
+
+    env = {k: v for k, v in os.environ.items() if k not in ALLOCATOR_ENV}
+    env["MALLOC_ARENA_MAX"] = "2"  # a user's own value: kept
+    out = subprocess.run([sys.executable, "-c", _FREED_RSS, mode], capture_output=True, text=True, timeout=60,
+                         env=env)
+    assert out.returncode == 0, out.stderr
+    returned = int(out.stdout.split("RETURNED")[1])
+    if mode == "default":
+        assert returned >= 19, out.stdout
+    else:
+        assert returned <= 1, out.stdout
+        assert "APPLIED ['MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_', 'MIMALLOC_PURGE_DELAY']" in out.stdout
 
 
 @pytest.mark.parametrize("command", [["evaluate"], ["demo"], ["monitor"], ["compare"], ["recommend"], ["ui"],
