@@ -18,11 +18,15 @@ import pytest
 import metrics_core as mc
 from metrics_core.counts import FoldedScoreCounts, fold_negative_runs
 from metrics_core.dataset import Columns, scan_stats
+from classwatch.cli import ALLOCATOR_ENV
 from flows.compute_stats import compute_stats
 from flows.runners import local_cluster, task_runner
 from tasks.config.spec import dask_address
 
-SHELL_MALLOC_TRIM = os.environ.get("MALLOC_TRIM_THRESHOLD_")  # before any nanny of this run sets it
+# The allocator variables of the shell, read at collection: before a classwatch command run in this
+# process by another test (CliRunner) sets the command's own (ALLOCATOR_ENV), or a nanny sets Dask's.
+SHELL_ALLOCATOR_ENV = {k: os.environ.get(k) for k in ALLOCATOR_ENV}
+SHELL_MALLOC_TRIM = SHELL_ALLOCATOR_ENV["MALLOC_TRIM_THRESHOLD_"]
 
 CLASSES = [10, 20, 30]
 
@@ -54,8 +58,14 @@ def data_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cluster():
     """One LocalCluster of 2 worker processes (the one ``--runner dask`` makes) for the module; flows
-    reach it by its address."""
-    with local_cluster() as c:
+    reach it by its address. Its workers start with the shell's allocator variables, not those a
+    classwatch command run in this process by an earlier test left in ``os.environ``."""
+    leftover = {k: os.environ.pop(k) for k in ALLOCATOR_ENV if k in os.environ and SHELL_ALLOCATOR_ENV[k] is None}
+    try:
+        c = local_cluster()
+    finally:
+        os.environ.update(leftover)
+    with c:
         yield c
 
 
