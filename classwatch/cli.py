@@ -29,20 +29,14 @@ NUMPY_ENV = {"NUMPY_MADVISE_HUGEPAGE": "0"}
 #: server"; under a load average of 11 it took up to 116 s. Set before Prefect is imported (it
 #: reads its settings once); a user's value wins.
 STARTUP_ENV = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
-#: Allocators that keep freed memory for the next batch. An exact scan allocates and frees arrays
-#: of tens of MB per batch, and by default both allocators hand that memory back to the kernel at
-#: once, which faults it in (and zeroes it) again on the next batch: glibc (numpy's arrays) trims
-#: its heap and, on a thread other than the main one (the scan threads, a Dask worker's task),
-#: works in an arena of 64 MiB heaps trimmed the same way; Arrow's mimalloc purges freed pages
-#: after 10 ms. Here every thread uses glibc's main heap, arrays up to 32 MiB (glibc's largest
-#: threshold) come from it, it keeps up to 1 GiB free between batches (each scan trims it at its
-#: end: metrics_core.dataset.merge.release_free_memory), and Arrow's pool keeps its pages. A
-#: 50M-row one-thread scan faulted 0.41-0.49M pages instead of 0.80-0.87M, the exact 100M-row
-#: report took 20.6-21.5 s instead of 23.8 s, and a Dask worker's map 0.45M faults instead of
-#: 0.82-1.05M (benchmarks/RESULTS.md). glibc reads its variables only at a process's start, so this
-#: process applies them through mallopt (:func:`tune_allocators`); the Dask workers a command
-#: starts inherit the variables. mimalloc reads its variable when pyarrow is loaded, which no
-#: command does before these settings are applied. A user's value wins.
+#: Allocators that keep freed memory for the next batch instead of handing it back to the kernel,
+#: which faulted it in and zeroed it again on every batch (a third of an exact scan's CPU on some of
+#: our VMs): every thread on glibc's main heap, arrays up to 32 MiB from it, up to 1 GiB kept free
+#: between batches (each scan trims the heap at its end), Arrow's mimalloc without purging. Why each
+#: and what it measured: docs/large-data.md ("Allocator settings"). glibc reads its variables only
+#: when a process starts, so this process applies them through mallopt (:func:`tune_allocators`);
+#: the processes a command starts (Dask workers, servers) inherit the variables; mimalloc reads its
+#: variable when pyarrow is loaded, which no command does before this. A user's value wins.
 ALLOCATOR_ENV = {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
                  "MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MIMALLOC_PURGE_DELAY": "-1"}
 # mallopt parameter numbers of glibc's <malloc.h> for the glibc variables above
