@@ -7,6 +7,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from metrics_core._score_kernels import PackedScoreCounts
 from metrics_core.contract import binary_classes
 from metrics_core.counts import ConfusionCounts, ScoreCounts
 from metrics_core.stats import BinaryStats, MulticlassStats
@@ -93,7 +94,10 @@ class BucketedScoreMerger:
     (``min(buckets, size // min_bucket)`` buckets, so small data keeps one). Every push reaches
     every bucket (as a slice, empty or not), so each bucket merges in the same tree order as a
     single :class:`TreeMerger` would, and equal scores always share a bucket: the result is
-    identical to :func:`merge_tree` of the same statistics.
+    identical to :func:`merge_tree` of the same statistics. Each slice is packed once
+    (:class:`~metrics_core._score_kernels.PackedScoreCounts`, the form SciPy's sparse addition
+    merges) and unpacked once at the end, instead of at every merge: a 100M-row weighted scan
+    went from 32 to 24 s on one thread (2026-11-26, benchmarks/RESULTS.md).
 
     With ``threads`` > 1 the buckets are split into that many groups of neighbouring buckets,
     each merged on a thread of its own, in push order: every bucket still merges in the same
@@ -146,7 +150,7 @@ class BucketedScoreMerger:
         def push_range(first: int, stop: int) -> None:
             for b in range(first, stop):
                 a, z = cut[b], cut[b + 1]
-                self._mergers[b].push(type(sc)(sc.scores[a:z], sc.pos[a:z], sc.neg[a:z]))
+                self._mergers[b].push(PackedScoreCounts.of(type(sc)(sc.scores[a:z], sc.pos[a:z], sc.neg[a:z])))
 
         if self.threads <= 1 or len(self._mergers) == 1:
             push_range(0, len(self._mergers))
@@ -177,9 +181,8 @@ class BucketedScoreMerger:
                 pool.shutdown()
             self._pools = []
         parts = [m.result() for m in self._mergers]
-        if len(parts) == 1:
-            return parts[0]
-        return type(parts[0])(*(np.concatenate([getattr(q, name) for q in parts]) for name in ("scores", "pos", "neg")))
+        self._mergers = []
+        return ScoreCounts(*PackedScoreCounts.unpack(parts))
 
 
 def exact_score_counts(scores) -> list:
