@@ -14,20 +14,20 @@ from metrics_core.threads import in_ranges, kernel_threads
 _BLOCK = 1 << 20  # rows per block in run detection: bounds the temporaries
 
 
-def _sort_keys(key: np.ndarray, w: np.ndarray | None, threads: int = 1):
-    """Sort unsigned keys (carrying weights along); polars' sort is 2-4x faster than numpy's here.
+def _sort_keys(key: np.ndarray, w: np.ndarray | None):
+    """Sort unsigned keys (carrying weights along).
 
     Keys without weights (equal keys are indistinguishable) and packed (key, row) keys (all
-    distinct) come out the same from any sort, so polars sorts them on several threads when
-    ``threads`` > 1. The (key, weight) frame sort stays on one thread: its order of equal keys
-    is the order their weights are summed in.
+    distinct) come out the same from any sort: numpy's sorts them in place (its SIMD sort
+    took 0.20 s for 10M u64 keys and 0.09 s for u32 on an AMD EPYC with AVX2 on 2026-11-26,
+    against 0.25-0.27 s and 0.22 s for polars' on one or two threads). A 64-bit key with a
+    float payload is sorted by polars' stable frame sort on one thread (2x faster than numpy's
+    stable argsort and the gathers): its order of equal keys is the order their weights are
+    summed in.
     """
-    parallel = threads > 1
     if w is None:
-        if key.size < 100_000:
-            key.sort()
-            return key, None
-        return pl.Series(key).sort(multithreaded=parallel).to_numpy(), None
+        key.sort()
+        return key, None
     if key.dtype == np.uint32 and key.size < 1 << 32:
         # 32-bit keys: sort (key << 32 | row) as one u64 column and gather the weights by row. The
         # row breaks ties, so the order is the stable one (as the two-column sort's), and sorting
@@ -35,7 +35,7 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None, threads: int = 1):
         packed = key.astype(np.uint64)
         packed <<= np.uint64(32)
         packed |= np.arange(key.size, dtype=np.uint64)
-        packed = pl.Series(packed).sort(multithreaded=parallel).to_numpy()
+        packed.sort()
         rows = (packed & np.uint64(0xFFFFFFFF)).astype(np.intp)
         return (packed >> np.uint64(32)).astype(np.uint32), w[rows]
     frame = pl.DataFrame({"k": key, "w": w}).sort("k", multithreaded=False)
@@ -143,9 +143,9 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     maps -0.0 onto 0.0). float32 scores pack into 32-bit keys: half the memory and sort time.
     Unweighted counts need no per-row label array: within a run of equal scores the negatives
     sort first, so a run's counts follow from where it starts and where its positives start.
-    Large inputs use :func:`metrics_core.threads.kernel_threads` threads for the key build, the
-    sort and the run detection; each writes its own range, so the result does not depend on
-    the number of threads.
+    Large inputs use :func:`metrics_core.threads.kernel_threads` threads for the key build and
+    the run detection; each writes its own range, so the result does not depend on the number
+    of threads. The sort is numpy's (:func:`_sort_keys`).
 
     Parameters
     ----------
@@ -171,7 +171,7 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     utype = np.uint32 if scores.dtype == np.float32 else np.uint64
     threads = kernel_threads(scores.size)
     key = _packed_keys(scores, y, utype, threads)
-    key, w = _sort_keys(key, w, threads)
+    key, w = _sort_keys(key, w)
     n = key.size
     if n == 0:
         empty = np.empty(0, dtype=np.int64 if w is None else np.float64)
