@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import inspect
 import os
 from typing import Annotated
@@ -127,4 +128,10 @@ _flowing_help(app)
 
 def main() -> None:
     """Entry point of the ``classwatch`` console script and of ``python -m classwatch``."""
-    app()
+    try:
+        app()
+    finally:
+        # The interpreter's last garbage collection walks every object the libraries made at
+        # import (matplotlib, pandas, pyarrow): 0.35 s of a 1,000-row `classwatch evaluate`
+        # (issue 15). Frozen objects are skipped by that walk; the modules are still cleared.
+        gc.freeze()

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import polars as pl
-from scipy.sparse._sparsetools import csr_plus_csr  # the compiled kernel behind CSR +
 
 from metrics_core.threads import in_ranges, kernel_threads
 
@@ -38,6 +36,8 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None):
         packed.sort()
         rows = (packed & np.uint64(0xFFFFFFFF)).astype(np.intp)
         return (packed >> np.uint64(32)).astype(np.uint32), w[rows]
+    import polars as pl  # (only here: loading it costs a command 0.3 s)
+
     frame = pl.DataFrame({"k": key, "w": w}).sort("k", multithreaded=False)
     return frame["k"].to_numpy(), frame["w"].to_numpy()
 
@@ -260,6 +260,8 @@ class PackedScoreCounts:
 
     def merge(self, other: "PackedScoreCounts") -> "PackedScoreCounts":
         """The union of the keys, values of equal keys added (``self + other``)."""
+        from scipy.sparse._sparsetools import csr_plus_csr  # the kernel of CSR + (scipy.sparse loads in 0.1 s)
+
         n = self.keys.size + other.keys.size
         indptr, keys, values = np.empty(2, np.int64), np.empty(n, np.int64), np.empty(n, np.complex128)
         csr_plus_csr(1, _NO_COLUMN_LIMIT, np.array([0, self.keys.size]), self.keys, self.values,

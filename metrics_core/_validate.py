@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import sys
+
 import numpy as np
-import polars as pl
 import pyarrow as pa
 
 from metrics_core.contract import class_indices, decimals_as_floats, value_problems
 from metrics_core.errors import InputError, bad_rows
 
 
+def _is_polars(x: Any, kind: str) -> bool:
+    """Whether ``x`` is a polars ``Series`` or ``DataFrame`` (``kind``), without importing polars:
+    a polars object cannot exist before polars is loaded, and a report need not load it."""
+    pl = sys.modules.get("polars")
+    return pl is not None and isinstance(x, getattr(pl, kind))
+
+
 def _null_mask(x: Any) -> np.ndarray | None:
-    if isinstance(x, pl.Series):
+    if _is_polars(x, "Series"):
         return x.is_null().to_numpy() if x.null_count() else None
     if isinstance(x, (pa.Array, pa.ChunkedArray)):
         return np.asarray(x.is_null()) if x.null_count else None
@@ -52,19 +60,19 @@ def to_numpy(x: Any, name: str, *, ndim: int | None = 1, allow_nulls: bool = Fal
         raise InputError(f"{name}: no values were given. Pass an array with one value per row.")
     nulls = _null_mask(x)
     if nulls is not None and not allow_nulls:
-        values = np.asarray(x.to_list() if isinstance(x, pl.Series) else x.to_pylist(), dtype=object)
+        values = np.asarray(x.to_list() if _is_polars(x, "Series") else x.to_pylist(), dtype=object)
         raise bad_rows(name, "null value", nulls, values, "Drop these rows or fill them before evaluating.")
-    if isinstance(x, (pl.Series, pl.DataFrame)) and any(
-            d.is_decimal() for d in ([x.dtype] if isinstance(x, pl.Series) else x.dtypes)):
+    if (_is_polars(x, "Series") or _is_polars(x, "DataFrame")) and any(
+            d.is_decimal() for d in ([x.dtype] if _is_polars(x, "Series") else x.dtypes)):
         x = x.to_arrow()
     x = decimals_as_floats(x) if isinstance(x, (pa.Array, pa.ChunkedArray, pa.Table)) else x
-    if isinstance(x, pl.DataFrame):
+    if _is_polars(x, "DataFrame"):
         for column in x.columns:
             if x[column].null_count():
                 raise bad_rows(f"{name} column {column!r}", "null value", x[column].is_null().to_numpy(),
                                x[column].to_numpy(), "Drop these rows or fill them.")
         arr = x.to_numpy()
-    elif isinstance(x, pl.Series):
+    elif _is_polars(x, "Series"):
         arr = x.to_numpy()
     elif isinstance(x, pa.Table):
         arr = np.column_stack([np.asarray(c) for c in x.columns])

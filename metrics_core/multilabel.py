@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 from metrics_core import _validate as v
 from metrics_core import formulas as f
@@ -136,6 +140,8 @@ def multilabel_from_stats(stats: MultilabelStats, level=0.95, n_boot=1000, seed=
     for name, vals in per_label.items():
         out[f"{name}_macro"], skipped = f.nanmean_count(vals)
         out[f"n_undefined_{name}"] = float(skipped)
+    import polars as pl  # (only here: a binary report does not load polars)
+
     per_class = pl.DataFrame({"class": stats.labels.tolist(), "support": tp + fn, "prevalence": (tp + fn) / n,
                               **{k: np.asarray(val, float) for k, val in per_label.items()},
                               "specificity": np.asarray(f.ratio(tn, tn + fp), float)})

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 from metrics_core import _validate as v
 from metrics_core.contract import binary_classes, check_label_kinds, predicted_class, same_kind
@@ -490,6 +492,8 @@ def multiclass_from_stats(stats: MulticlassStats, *, beta=1.0, cost_matrix=None,
     if stats.weighted_confusion is not None:
         twin, _ = multiclass_confusion_metrics(stats.weighted_confusion.matrix, beta, cost)
         metrics.update({f"weighted/{k}": val for k, val in twin.items()})
+    import polars as pl  # (only here: a binary report does not load polars)
+
     per_class = pl.DataFrame({"class": labels.tolist(), **{k: np.asarray(val, float) for k, val in pc.items()},
                               "auroc": auroc})
     options = {"beta": beta, "cost_matrix": cost, "level": level, "n_boot": n_boot, "seed": seed}

@@ -295,5 +295,5 @@ def evaluate(
 
         target = out_dir or path.parent  # never inside a dataset directory: readers would trip on PNGs
         with console.status("Drawing plots..."):
-            written = plot_report(report, target, prefix=f"{path.stem}_", beta=beta)
+            written = plot_report(report, target, prefix=f"{path.stem}_", beta=beta, processes=2)
         console.print("Plots: " + ", ".join(str(p) for p in written.values()), soft_wrap=True)
