@@ -38,6 +38,7 @@ e2e-deps:
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_metrics.py
 	$(BIN)/python benchmarks/bench_drift.py
+	$(BIN)/python benchmarks/bench_cli.py
 
 bench-large: $(STAMP)
 	$(BIN)/python benchmarks/bench_large.py
