@@ -177,12 +177,14 @@ def wait_healthy(*servers: ServerProcess, timeout: float = 120.0) -> None:
             time.sleep(0.5)
 
 
-def stop_process(proc: subprocess.Popen, timeout: float = 20.0) -> int | None:
-    """Stop a process started in its own session, and its children: SIGINT, then SIGTERM, then SIGKILL.
+def stop_process(proc: subprocess.Popen, timeout: float = 20.0,
+                 signals: tuple = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)) -> int | None:
+    """Stop a process started in its own session, and its children: each of ``signals`` in turn
+    (by default SIGINT, then SIGTERM, then SIGKILL) until it has exited.
 
     Returns the exit code (None if it could not be reaped).
     """
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+    for sig in signals:
         if proc.poll() is not None:
             break
         with contextlib.suppress(ProcessLookupError, PermissionError):

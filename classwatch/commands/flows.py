@@ -422,7 +422,9 @@ def _run_ui(uri: str, host: str, port: int) -> None:
         return
     finally:
         if child is not None:
-            stop_process(child, timeout=10)
+            # SIGTERM first: uvicorn re-raises a SIGINT after its shutdown, and the MLflow UI then
+            # printed a KeyboardInterrupt / CancelledError traceback below "Shutting down".
+            stop_process(child, timeout=10, signals=(signal.SIGTERM, signal.SIGKILL))
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     # the server never stops by itself (uvicorn even exits 0 when it cannot bind): always an error
