@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
 import sys
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa

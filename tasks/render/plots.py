@@ -533,10 +533,10 @@ def _fork(fn) -> int:
     return pid
 
 
-def _succeeded(pid: int, timeout: float | None = None) -> bool:
-    """Wait for child ``pid``; True when it exited with 0 within ``timeout`` seconds (default
-    ``CHILD_TIMEOUT``), else False (a child still running then is killed)."""
-    deadline = time.monotonic() + (CHILD_TIMEOUT if timeout is None else timeout)
+def _succeeded(pid: int) -> bool:
+    """Wait for child ``pid``; True when it exited with 0 within ``CHILD_TIMEOUT`` seconds, else
+    False (a child still running then is killed)."""
+    deadline = time.monotonic() + CHILD_TIMEOUT
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
