@@ -4,7 +4,7 @@ Pure numerics (numpy, scipy, polars, pyarrow). Every metric is computed from a s
 (:class:`ConfusionCounts`, :class:`ScoreCounts`, histograms) that merges across partitions.
 """
 
-from metrics_core import contract, dataset
+from metrics_core import contract
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.curves import thin
 from metrics_core.errors import InputError
@@ -36,9 +36,12 @@ __all__ = [
 ]
 
 # Imported on first use (PEP 562): the checks, drift and ONS modules pull in scipy.stats and pandas,
-# which a report does not need (`classwatch evaluate` starts seconds sooner without them).
+# which a report does not need (`classwatch evaluate` starts seconds sooner without them); the
+# dataset readers pull in pyarrow.dataset, whose first scalar loads pandas (0.5 s), which an
+# in-memory report (and the plot workers of `classwatch evaluate`) do not need.
 _LAZY = {
-    "checks": ("metrics_core.checks", None), "drift": ("metrics_core.drift", None),
+    "checks": ("metrics_core.checks", None), "dataset": ("metrics_core.dataset", None),
+    "drift": ("metrics_core.drift", None),
     "significance": ("metrics_core.significance", None),
     "CheckResult": ("metrics_core.checks", "CheckResult"), "leakage": ("metrics_core.checks", "leakage"),
     "representativeness": ("metrics_core.checks", "representativeness"),

@@ -9,7 +9,7 @@ import time
 import warnings
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,6 +18,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from classwatch.commands.errors import BAD_INPUT, fail
+
+if TYPE_CHECKING:
+    from tasks.render.plot_workers import PlotWorkers
 
 COUNT_KEYS = {"n", "tp", "fp", "fn", "tn", "support", "total_cost"}
 
@@ -254,7 +257,26 @@ def evaluate(
     spreads the files over Dask workers.
     """
     _check_task_options(ctx, task)
-    pos_label = positive_class if positive_class is not None else pos_label
+    from tasks.render.plot_workers import PlotWorkers
+
+    # First thing: the plot workers import matplotlib while this process reads the data.
+    workers = PlotWorkers.start() if plots else None
+    try:
+        _evaluate(path, task, workers, threshold=threshold, beta=beta,
+                  pos_label=positive_class if positive_class is not None else pos_label, level=level,
+                  out_dir=out_dir, label_column=label_column, score_column=score_column,
+                  score_prefix=score_prefix, prediction_column=prediction_column, weight_column=weight_column,
+                  n_boot=n_boot, seed=seed, binned=binned, batch_rows=batch_rows, runner=runner, json_out=json_out)
+    finally:
+        if workers is not None:
+            workers.close()
+
+
+def _evaluate(path: Path, task: Task, workers: PlotWorkers | None, *, threshold: float, beta: float,
+              pos_label: str | None, level: float, out_dir: Path | None, label_column: str, score_column: str,
+              score_prefix: str, prediction_column: str, weight_column: str | None, n_boot: int, seed: int,
+              binned: int | None, batch_rows: int, runner: str, json_out: Path | None) -> None:
+    """The body of :func:`evaluate`: the report, its tables and (with ``workers``) its PNGs."""
     console = Console(highlight=False)
     if not console.is_terminal:
         console.width = max(console.width, 120)
@@ -274,6 +296,9 @@ def evaluate(
             write_json(json_out, report, seconds)
         with console.status(f"Intervals ({n_boot:,} bootstrap replicates of the statistics) and baselines..."):
             table = metric_table(report, level)
+        if workers is not None:  # only now: a command that fails draws nothing; they draw while the tables print
+            target = out_dir or path.parent  # never inside a dataset directory: readers would trip on PNGs
+            workers.send(report, target, prefix=f"{path.stem}_", beta=beta)
     except ValueError as exc:  # the input contract's message, as it is
         errors.print(f"[bold red]Error:[/] [red]{escape(str(exc))}[/]", soft_wrap=True)
         raise typer.Exit(code=BAD_INPUT) from None
@@ -290,10 +315,7 @@ def evaluate(
         console.print(f"JSON: {json_out} ({seconds:.1f} s, peak RSS {_peak_rss() / 2**20:,.0f} MiB)")
     if report.per_class is not None:
         console.print(per_class_table(report))
-    if plots:
-        from tasks.render.plots import plot_report
-
-        target = out_dir or path.parent  # never inside a dataset directory: readers would trip on PNGs
+    if workers is not None:
         with console.status("Drawing plots..."):
-            written = plot_report(report, target, prefix=f"{path.stem}_", beta=beta, processes=2)
+            written = workers.finish()
         console.print("Plots: " + ", ".join(str(p) for p in written.values()), soft_wrap=True)

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import signal
-import sys
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -17,6 +13,7 @@ from matplotlib.patches import Rectangle
 
 from metrics_core.curves import average_precision_from_counts, thin
 from tasks.render.isolines import ba_isoline, ba_label_point, fbeta_isoline, fbeta_label_point
+from tasks.render.plot_workers import plot_paths
 
 DPI = 120
 BA_LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -27,7 +24,6 @@ LABEL_STYLE = {"fontsize": 7, "color": "#555555", "ha": "center", "va": "center"
                "bbox": {"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.7}}
 MAX_LEGEND_CLASSES = 30
 PLOT_POINTS = 1000
-CHILD_TIMEOUT = 60.0  # seconds a forked plot child may take before its plots are drawn here
 
 
 # --------------------------------------------------------------------------------------------
@@ -474,75 +470,23 @@ def plot_confusion(report, path, *, title: str | None = None, matrix=None, label
 
 
 def plot_report(report, out_dir, *, prefix: str = "", beta: float | None = None,
-                processes: int = 1) -> dict[str, Path]:
+                names: Sequence[str] | None = None) -> dict[str, Path]:
     """Write the ROC, PR, gain, lift and confusion PNGs of a report into ``out_dir``.
 
     File names are ``<prefix>roc.png``, ``<prefix>pr.png``, ``<prefix>gain.png``, ``<prefix>lift.png``
-    and ``<prefix>confusion.png``; curves are skipped when the report has none (no scores), the
-    confusion matrix when it has no single K x K matrix (multilabel).
-
-    With ``processes`` = 2 (POSIX) a forked child draws every other plot while this process draws
-    the rest: matplotlib draws on one core, and the five PNGs were 1.2-1.4 s of a 1,000-row
-    ``classwatch evaluate`` (issue 15). The pictures are the same; a plot the child could not
-    write (error, or no exit within ``CHILD_TIMEOUT`` seconds) is drawn here instead. Only while
-    polars is not loaded: a forked child of a process whose polars thread pool has started
-    hangs in its first polars call (a multiclass report reads its per-class table with polars).
+    and ``<prefix>confusion.png`` (:func:`tasks.render.plot_workers.plot_paths`); curves are skipped
+    when the report has none (no scores), the confusion matrix when it has no single K x K matrix
+    (multilabel). ``names`` draws only those of them (the plot workers of `classwatch evaluate` each
+    draw half).
 
     Returns a mapping plot name -> path written.
     """
-    out_dir = Path(out_dir)
-    jobs: dict[str, tuple] = {}
-    if report.curves:
-        jobs["roc"] = (plot_roc, {})
-        jobs["pr"] = (plot_pr, {"beta": beta})
-        jobs["gain"] = (plot_gain, {})
-        jobs["lift"] = (plot_lift, {})
-    if getattr(getattr(report, "stats", None), "confusion", None) is not None or "tp" in report.metrics:
-        jobs["confusion"] = (plot_confusion, {})
-    paths = {name: out_dir / f"{prefix}{name}.png" for name in jobs}
-
-    def draw(names) -> None:
-        for name in names:
-            fn, options = jobs[name]
-            fn(report, paths[name], **options)
-
-    names = list(jobs)
-    can_fork = processes > 1 and len(names) > 1 and hasattr(os, "fork") and "polars" not in sys.modules
-    forked = names[::2] if can_fork else []
-    child = _fork(lambda: draw(forked)) if forked else None
-    try:
-        draw([n for n in names if n not in forked])
-    finally:
-        drawn = child is None or _succeeded(child)
-    if not drawn:
-        draw(forked)  # the child could not (its error, if any, is raised here)
+    paths = plot_paths(report, out_dir, prefix)
+    draw = {"roc": lambda p: plot_roc(report, p), "pr": lambda p: plot_pr(report, p, beta=beta),
+            "gain": lambda p: plot_gain(report, p), "lift": lambda p: plot_lift(report, p),
+            "confusion": lambda p: plot_confusion(report, p)}
+    if names is not None:
+        paths = {name: path for name, path in paths.items() if name in names}
+    for name, path in paths.items():
+        draw[name](path)
     return paths
-
-
-def _fork(fn) -> int:
-    """Run ``fn()`` in a forked child and return its pid; the child exits with 0 when ``fn`` returned,
-    1 when it raised, without running this process's exit handlers or flushing its buffers."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            fn()
-            code = 0
-        finally:
-            os._exit(code)
-    return pid
-
-
-def _succeeded(pid: int) -> bool:
-    """Wait for child ``pid``; True when it exited with 0 within ``CHILD_TIMEOUT`` seconds, else
-    False (a child still running then is killed)."""
-    deadline = time.monotonic() + CHILD_TIMEOUT
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status) == 0
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return False
-        time.sleep(0.005)

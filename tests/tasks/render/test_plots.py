@@ -140,76 +140,11 @@ def test_plot_report_writes_every_png(which, binary_report, multiclass_report, t
     assert _figures_alive() <= before
 
 
-_TWO_PROCESSES = """
-import sys
-from classwatch.demo.data import make_binary_demo
-import metrics_core as mc
-from tasks.render import plots
-df = make_binary_demo(3_000, seed=11)
-report = mc.binary_report(df["label"].to_numpy(), df["score"].to_numpy(), n_boot=20)
-for m in [m for m in sys.modules if m == "polars" or m.startswith("polars.")]:
-    del sys.modules[m]  # (the demo data is a polars frame; a plain command never loads polars)
-forks = []
-fork = plots._fork
-plots._fork = lambda fn: forks.append(1) or fork(fn)
-one = plots.plot_report(report, sys.argv[1] + "/one")
-two = plots.plot_report(report, sys.argv[1] + "/two", processes=2)
-assert len(forks) == 1, forks
-assert list(one) == list(two)
-for name in one:
-    assert one[name].read_bytes() == two[name].read_bytes(), name
-print("same", len(one))
-"""
-
-
-def test_plot_report_in_two_processes_writes_the_same_bytes(tmp_path):
-    """processes=2 (a forked child draws every other plot, as `classwatch evaluate` does) = one process.
-    In a fresh interpreter: the fork is made only where polars is not loaded, as in the command."""
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-c", _TWO_PROCESSES, str(tmp_path)], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "same 5"
-
-
-def test_no_fork_once_polars_is_loaded(multiclass_report, tmp_path, monkeypatch):
-    """A forked child of a process with polars' thread pool hangs in polars: no fork then."""
-    monkeypatch.setattr(plots, "_fork", lambda fn: pytest.fail("forked with polars loaded"))
-    written = plots.plot_report(multiclass_report, tmp_path, processes=2)
-    assert set(written) == {"roc", "pr", "gain", "lift", "confusion"}
-
-
-def test_plots_a_failed_or_stuck_child_did_not_write_are_drawn_here(binary_report, tmp_path, monkeypatch):
-    """A child that exits with an error, or does not exit in time (killed), leaves its plots to this process."""
-    import time
-
-    monkeypatch.delitem(__import__("sys").modules, "polars")  # let plot_report fork in this test process
-    def forking(child):
-        def fork(_fn):
-            pid = plots.os.fork()
-            if pid == 0:  # the child never returns into pytest
-                try:
-                    child()
-                finally:
-                    plots.os._exit(1)
-            return pid
-        return fork
-
-    def fail():
-        raise RuntimeError("no display")
-
-    for child in (fail, lambda: time.sleep(60)):
-        monkeypatch.setattr(plots, "_fork", forking(child))
-        monkeypatch.setattr(plots, "CHILD_TIMEOUT", 1.0)
-        folder = tmp_path / str(id(child))
-        started = time.monotonic()
-        written = plots.plot_report(binary_report, folder, processes=2)
-        assert time.monotonic() - started < 30
-        assert set(written) == {"roc", "pr", "gain", "lift", "confusion"}
-        for path in written.values():
-            _check_png(path)
+def test_plot_report_draws_only_the_names_asked(binary_report, tmp_path):
+    """``names`` (each plot worker's half) writes those PNGs and returns only their paths."""
+    written = plots.plot_report(binary_report, tmp_path, prefix="x_", names=["pr", "confusion"])
+    assert written == {"pr": tmp_path / "x_pr.png", "confusion": tmp_path / "x_confusion.png"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x_confusion.png", "x_pr.png"]
 
 
 def _savefig_as_matplotlib_does(fig, path):
