@@ -174,7 +174,8 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
         plural = "s" if len(roles) > 1 else ""
         fix += f" or set the {', '.join(roles)} role{plural} of the column map ({'; '.join(ways)})"
     head = "missing column" + ("s" if len(missing) > 1 else "")
-    guesses = [f"column {n!r} looks like a misspelling of {c!r}" for c in missing
+    # Neutral: the typo may be the data's header ('lable') or the name asked for (--score-column scroe).
+    guesses = [f"the data has {n!r}, a near miss of {c!r}: is one of them misspelt?" for c in missing
                for n in near_misses(c, list(names))[:1]] if guess else []
     maybe = f" ({'; '.join(guesses)})" if guesses else ""
     return InputError(f"{where}: {head} {cols}: not found among the columns {shown}{maybe}. "

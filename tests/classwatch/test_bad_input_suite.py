@@ -348,7 +348,7 @@ CASES = [
     ("evaluate zero-byte parquet", e_zero_byte, ["zero.parquet", "0 bytes"]),
     ("evaluate truncated parquet", e_truncated, ["cut.parquet", "cannot be read"]),
     ("evaluate directory with one corrupt fragment", e_corrupt_fragment, ["part-1.parquet: cannot be read"]),
-    ("evaluate csv header typo", e_csv_header_typo, ["typo.csv", "'label'", "'lable' looks like a misspelling"]),
+    ("evaluate csv header typo", e_csv_header_typo, ["typo.csv", "'label'", "the data has 'lable', a near miss"]),
     ("evaluate scores as strings", e_scores_as_strings, ["strings.parquet", "'score'", "must be numbers"]),
     ("evaluate csv scores that are words", e_scores_as_words_csv, ["words.csv", "'score'", "must be numbers"]),
     ("evaluate multiclass scores not summing to 1", e_scores_not_summing,

@@ -40,7 +40,7 @@ def test_example_spec_is_plain_valid_yaml_at_any_width():
     (["monitor", "--period", "2024-01", "--spec", "nowhere.yaml"], 2, ["nowhere.yaml"]),
     (["monitor", "--period", "2024-01"], 2, ["classwatch.yaml", "--spec"]),  # no spec here
     (["recommend", "history.parquet", "--label-column", "lable"], 2, ["'lable'"]),
-    (["recommend", "history.parquet", "--period-column", "periods"], 2, ["'periods' (period)", "'period' looks"]),
+    (["recommend", "history.parquet", "--period-column", "periods"], 2, ["'periods' (period)", "the data has 'period', a near miss of 'periods'"]),
     (["recommend", "history.parquet", "--price-column", "prices"], 2, ["'prices' (price)", "--price-column"]),
     (["recommend", "history.parquet", "--task", "binary"], 2, ["string labels", "--positive-class"]),
     (["ui", "--tracking-uri", "sqlite:///nowhere/mlflow.db"], 1, ["classwatch demo"]),  # not the input's fault

@@ -58,8 +58,8 @@ def test_layout_binary_score_or_prediction():
     (["label", "score"], "multiclass", "The data has the binary score column 'score': is the task binary", None),
     (["label", "score_0", "score_1"], "binary", "The data has per-class score columns ['score_0', 'score_1']: is the "
      "task multiclass? A binary task reads the positive class's score from one column (columns.score in a run spec; "
-     "--score-column score_1 on the command line)", "looks like a misspelling"),
-    (["label", "scores"], "binary", "column 'scores' looks like a misspelling of 'score'", "is the task"),
+     "--score-column score_1 on the command line)", "a near miss of"),
+    (["label", "scores"], "binary", "the data has 'scores', a near miss of 'score'", "is the task"),
 ])
 def test_the_other_tasks_score_columns_suggest_the_task(columns, task, says, not_said):
     schema = pa.schema([(c, pa.int8() if c == "label" else pa.float64()) for c in columns])

@@ -60,7 +60,7 @@ def test_period_filter_edges(tmp_path, values, period, selected):
 def test_a_misnamed_period_column_is_an_error_not_the_whole_file(tmp_path):
     path = tmp_path / "d.parquet"
     pl.DataFrame({"label": ["a", "b"], "Period": ["2024-07", "2024-08"]}).write_parquet(path)
-    with pytest.raises(InputError, match=r"missing column 'period' \(period\).*'Period' looks like a misspelling"):
+    with pytest.raises(InputError, match=r"missing column 'period' \(period\).*the data has 'Period', a near miss"):
         sources.source_for(load_spec({"data": {"current": str(path)}}), "current", "2024-08")
     other = tmp_path / "o.parquet"  # no such column at all: the file is the period's delivery
     pl.DataFrame({"label": ["a", "b"], "month": ["2024-07", "2024-08"]}).write_parquet(other)
