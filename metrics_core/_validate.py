@@ -12,15 +12,19 @@ from metrics_core.contract import class_indices, decimals_as_floats, value_probl
 from metrics_core.errors import InputError, bad_rows
 
 
-def _is_polars(x: Any, kind: str) -> bool:
-    """Whether ``x`` is a polars ``Series`` or ``DataFrame`` (``kind``), without importing polars:
-    a polars object cannot exist before polars is loaded, and a report need not load it."""
+def _polars_kind(x: Any) -> str | None:
+    """``"Series"`` or ``"DataFrame"`` when ``x`` is that polars object, else None; without importing
+    polars: a polars object cannot exist before polars is loaded, and a report need not load it."""
     pl = sys.modules.get("polars")
-    return pl is not None and isinstance(x, getattr(pl, kind))
+    if pl is not None:
+        for kind in ("Series", "DataFrame"):
+            if isinstance(x, getattr(pl, kind)):
+                return kind
+    return None
 
 
 def _null_mask(x: Any) -> np.ndarray | None:
-    if _is_polars(x, "Series"):
+    if _polars_kind(x) == "Series":
         return x.is_null().to_numpy() if x.null_count() else None
     if isinstance(x, (pa.Array, pa.ChunkedArray)):
         return np.asarray(x.is_null()) if x.null_count else None
@@ -57,21 +61,21 @@ def to_numpy(x: Any, name: str, *, ndim: int | None = 1, allow_nulls: bool = Fal
     """
     if x is None:
         raise InputError(f"{name}: no values were given. Pass an array with one value per row.")
+    polars = _polars_kind(x)
     nulls = _null_mask(x)
     if nulls is not None and not allow_nulls:
-        values = np.asarray(x.to_list() if _is_polars(x, "Series") else x.to_pylist(), dtype=object)
+        values = np.asarray(x.to_list() if polars == "Series" else x.to_pylist(), dtype=object)
         raise bad_rows(name, "null value", nulls, values, "Drop these rows or fill them before evaluating.")
-    if (_is_polars(x, "Series") or _is_polars(x, "DataFrame")) and any(
-            d.is_decimal() for d in ([x.dtype] if _is_polars(x, "Series") else x.dtypes)):
-        x = x.to_arrow()
+    if polars and any(d.is_decimal() for d in ([x.dtype] if polars == "Series" else x.dtypes)):
+        x, polars = x.to_arrow(), None
     x = decimals_as_floats(x) if isinstance(x, (pa.Array, pa.ChunkedArray, pa.Table)) else x
-    if _is_polars(x, "DataFrame"):
+    if polars == "DataFrame":
         for column in x.columns:
             if x[column].null_count():
                 raise bad_rows(f"{name} column {column!r}", "null value", x[column].is_null().to_numpy(),
                                x[column].to_numpy(), "Drop these rows or fill them.")
         arr = x.to_numpy()
-    elif _is_polars(x, "Series"):
+    elif polars == "Series":
         arr = x.to_numpy()
     elif isinstance(x, pa.Table):
         arr = np.column_stack([np.asarray(c) for c in x.columns])
