@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core import formulas as f
-from metrics_core.counts import ScoreCounts
+from metrics_core.counts import BinnedScoreCounts, ScoreCounts
 from metrics_core.curves import probability_losses, ranking_areas
 from metrics_core.threads import kernel_threads, side_thread
 
@@ -174,15 +174,14 @@ def multiclass_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> tupl
     return out, pc
 
 
-def score_metrics(sc: ScoreCounts | None, prob_scores: bool = True) -> dict:
-    """Threshold-free binary metrics from exact score counts.
+def score_metrics(sc: ScoreCounts | BinnedScoreCounts | None) -> dict:
+    """Threshold-free binary metrics from exact or binned score counts.
 
     Parameters
     ----------
-    sc : ScoreCounts or None
-        Score counts of the positive class; None gives an empty dict.
-    prob_scores : bool
-        The scores are probabilities: compute log_loss and brier (else they are nan).
+    sc : ScoreCounts, BinnedScoreCounts or None
+        Score counts of the positive class; None gives an empty dict. Binned counts rank as
+        ties at their bins' lower edges, and give the log loss and Brier score of their rows.
 
     Returns
     -------
@@ -200,11 +199,10 @@ def score_metrics(sc: ScoreCounts | None, prob_scores: bool = True) -> dict:
     """
     if sc is None:
         return {}
-    if not prob_scores:
-        return {**ranking_areas(sc.pos, sc.neg), "log_loss": float("nan"), "brier": float("nan")}
+    ranked = sc.as_score_counts() if isinstance(sc, BinnedScoreCounts) else sc
     # Two independent passes over the distinct scores, side by side on a large statistic.
-    with side_thread(kernel_threads(sc.scores.size)) as submit:
-        areas = submit(ranking_areas, sc.pos, sc.neg)
+    with side_thread(kernel_threads(ranked.scores.size)) as submit:
+        areas = submit(ranking_areas, ranked.pos, ranked.neg)
         ll, brier = probability_losses(sc)  # here: its warning names the caller
     return {**areas.result(), "log_loss": ll, "brier": brier}
 

@@ -12,11 +12,14 @@ import weakref
 
 import numpy as np
 
-from metrics_core.counts import ScoreCounts
+from metrics_core.counts import BinnedScoreCounts, ScoreCounts
 from metrics_core.formulas import ratio
+from metrics_core.losses import binned_losses
 
 
 BLOCK = 1 << 16  # distinct scores per block: temporaries stay in cache, whatever the size
+_NOT_PROBABILITIES = ("Scores outside [0, 1] are not probabilities: log_loss and brier are nan "
+                      "(ranking metrics are still computed).")
 
 
 _LAST: list = [None]  # (weak reference to a ScoreCounts, its float64 (tps, fps)): the last one asked for
@@ -382,13 +385,15 @@ def lift_of_gain(frac: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray):
     return frac[1:], np.asarray(ratio(tpr[1:], frac[1:]), float).reshape(-1), thresholds[1:]
 
 
-def probability_losses(sc: ScoreCounts):
-    """Log loss and Brier score from the distinct scores, in blocks of ``BLOCK`` scores.
+def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
+    """Log loss and Brier score: of exact counts in blocks of ``BLOCK`` scores, of binned ones from their loss sums.
 
     Parameters
     ----------
-    sc : ScoreCounts
-        Exact score counts; the scores must be probabilities of the positive class.
+    sc : ScoreCounts or BinnedScoreCounts
+        Exact score counts, whose scores must be probabilities of the positive class; or binned
+        counts with their rows' loss sums (:attr:`BinnedScoreCounts.losses`): the same values
+        as the exact counts of the same rows, up to the order of the sums.
 
     Returns
     -------
@@ -408,10 +413,11 @@ def probability_losses(sc: ScoreCounts):
     >>> [round(x, 4) for x in probability_losses(sc)]
     [0.367, 0.1]
     """
+    if isinstance(sc, BinnedScoreCounts):
+        return _binned_losses(sc)
     s = sc.scores
     if s.size and (s[0] < 0 or s[-1] > 1):
-        warnings.warn("Scores outside [0, 1] are not probabilities: log_loss and brier are nan "
-                      "(ranking metrics are still computed).", RuntimeWarning, stacklevel=3)
+        warnings.warn(_NOT_PROBABILITIES, RuntimeWarning, stacklevel=3)
         return float("nan"), float("nan")
     eps = np.finfo(np.float64).eps
     ll = brier = 0.0
@@ -449,6 +455,16 @@ def probability_losses(sc: ScoreCounts):
         brier += np.multiply(negb, np.square(sb, out=wb), out=wb).sum()
     total = float(sc.pos.sum() + sc.neg.sum())
     return ratio(ll, total), ratio(brier, total)
+
+
+def _binned_losses(sc: BinnedScoreCounts):
+    """(log_loss, brier) of a binned statistic from its loss sums; nan with a warning when not probabilities."""
+    if sc.losses is None or np.isnan(sc.losses).any():
+        warnings.warn(_NOT_PROBABILITIES if sc.losses is not None else
+                      "These binned counts carry no loss sums (built without losses=True): log_loss and brier "
+                      "are nan.", RuntimeWarning, stacklevel=4)
+        return float("nan"), float("nan")
+    return binned_losses(sc.losses, float(sc.pos.sum() + sc.neg.sum()))
 
 
 def thin(x, y, thresholds, max_points: int = 1000):

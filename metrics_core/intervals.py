@@ -25,6 +25,7 @@ from metrics_core import formulas as f
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.counts import BinnedScoreCounts, ScoreCounts, fold_negative_runs
 from metrics_core.curves import ranking_areas
+from metrics_core.losses import loss_terms
 from metrics_core.significance.proportions import wilson, z_critical
 
 __all__ = ["MAX_BOOT_BINS", "class_auroc_replicates", "coarsen", "report_intervals", "score_replicates", "wilson"]
@@ -92,7 +93,7 @@ def _resample(counts: np.ndarray, n_rows, n_boot: int, rng, groups: bool = False
     return draws.reshape((n_boot,) + c.shape)
 
 
-def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: bool = True):
+def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: np.ndarray | None = None):
     """Group consecutive distinct scores into at most ``max_bins`` bins of about equal mass.
 
     Parameters
@@ -101,8 +102,10 @@ def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: bool = True)
         Exact score counts, scores ascending.
     max_bins : int
         Most bins returned; cuts fall where the cumulative count passes multiples of 1/max_bins.
-    losses : bool
-        Also return the per-bin mean losses (scores must then be probabilities).
+    losses : numpy.ndarray, shape (4, n), optional
+        The loss sums of each entry of ``sc`` (:func:`metrics_core.losses.loss_terms`, or the
+        non-empty bins' :attr:`~metrics_core.counts.BinnedScoreCounts.losses`): also return
+        the per-bin mean losses.
 
     Returns
     -------
@@ -112,15 +115,10 @@ def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: bool = True)
         without ``losses``; nan for a bin without positives or negatives). Empty input gives
         empty counts.
 
-    Notes
-    -----
-    Log loss with scores clipped to [eps, 1 - eps] as :func:`metrics_core.curves.probability_losses`;
-    Brier score (Brier 1950) as the squared error of the score.
-
     Examples
     --------
     >>> sc = ScoreCounts.from_arrays(np.array([0, 1, 1, 0]), np.array([0.1, 0.4, 0.8, 0.9]))
-    >>> [b.tolist() for b in coarsen(sc, max_bins=2, losses=False)[:2]]
+    >>> [b.tolist() for b in coarsen(sc, max_bins=2)[:2]]
     [[1.0, 1.0], [1.0, 1.0]]
     """
     cnt = sc.pos + sc.neg
@@ -134,15 +132,9 @@ def coarsen(sc: ScoreCounts, max_bins: int = MAX_BOOT_BINS, losses: bool = True)
         return (np.zeros(0),) * 2 + (None,) * 4
     bp = np.add.reduceat(sc.pos, starts).astype(np.float64)
     bn = np.add.reduceat(sc.neg, starts).astype(np.float64)
-    if not losses:
+    if losses is None:
         return bp, bn, None, None, None, None
-    eps = np.finfo(np.float64).eps
-    s = sc.scores
-    p = np.clip(s, eps, 1 - eps)
-    lp = np.add.reduceat(sc.pos * -np.log(p), starts)
-    ln = np.add.reduceat(sc.neg * -np.log(1.0 - p), starts)
-    sp = np.add.reduceat(sc.pos * (1 - s) ** 2, starts)
-    sn = np.add.reduceat(sc.neg * s * s, starts)
+    lp, ln, sp, sn = (np.add.reduceat(row, starts) for row in losses)
     return bp, bn, f.ratio(lp, bp), f.ratio(ln, bn), f.ratio(sp, bp), f.ratio(sn, bn)
 
 
@@ -182,8 +174,12 @@ def score_replicates(sc, n_rows: int, n_boot: int, rng, prob: bool = True) -> di
     (3,)
     """
     if isinstance(sc, BinnedScoreCounts):
+        prob = prob and sc.losses is not None
+        losses = sc.losses[:, (sc.pos + sc.neg) > 0] if prob else None  # the bins as_score_counts keeps
         sc = sc.as_score_counts()
-    bp, bn, lp, ln, sp, sn = coarsen(sc, losses=prob)
+    else:
+        losses = loss_terms(sc.scores, sc.pos, sc.neg) if prob else None
+    bp, bn, lp, ln, sp, sn = coarsen(sc, losses=losses)
     k = bp.size
     reps = _resample(np.concatenate((bp, bn)), n_rows, n_boot, rng)
     rp, rn = reps[:, :k], reps[:, k:]
@@ -235,7 +231,7 @@ def class_auroc_replicates(class_scores, n_boot: int, rng, n_rows: int | None = 
     (5, 2)
     """
     class_scores = [sc if isinstance(sc, BinnedScoreCounts) else fold_negative_runs(sc) for sc in class_scores]
-    coarse = [coarsen(sc.as_score_counts() if isinstance(sc, BinnedScoreCounts) else sc, losses=False)[:2]
+    coarse = [coarsen(sc.as_score_counts() if isinstance(sc, BinnedScoreCounts) else sc)[:2]
               for sc in class_scores]
     width = max(bp.size for bp, _ in coarse)
     cells = np.zeros((len(coarse), 2 * width))

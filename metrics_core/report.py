@@ -175,7 +175,7 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
     pos = yt == pos_label
     if ys is not None:
         if bins is not None:
-            sc = BinnedScoreCounts.from_arrays(pos, ys, bins, w)
+            sc = BinnedScoreCounts.from_arrays(pos, ys, bins, w, losses=True)
         else:
             sc = ScoreCounts.from_arrays(pos, ys, w)
     else:
@@ -281,11 +281,9 @@ def binary_from_stats(stats: BinaryStats, *, beta=1.0, cost_matrix=None, level=0
     cost = _check_cost(cost_matrix, 2)
     metrics = binary_confusion_metrics(stats.confusion.matrix, beta, cost)
     sc = stats.scores
+    metrics.update(score_metrics(sc))
     if isinstance(sc, BinnedScoreCounts):
-        metrics.update(score_metrics(sc.as_score_counts()))
         metrics["auroc_error_bound"] = sc.auroc_error_bound()
-    else:
-        metrics.update(score_metrics(sc))
     if stats.weighted_confusion is not None:
         twin = binary_confusion_metrics(stats.weighted_confusion.matrix, beta, cost)
         metrics.update({f"weighted/{k}": val for k, val in twin.items()})

@@ -90,8 +90,6 @@ class BinaryStats:
         Number of rows (unweighted), for interval widths.
     threshold : float
         A row is predicted positive when its score >= threshold; parts must agree.
-    prob_scores : bool
-        False once any score fell outside [0, 1].
     weighted_confusion : ConfusionCounts or None
         The same confusion weighted by a second column (e.g. expenditure), counted in the same
         pass, for the ``weighted/<key>`` twin of every count-based metric.
@@ -109,7 +107,6 @@ class BinaryStats:
     scores: ScoreCounts | BinnedScoreCounts | None
     n_rows: int
     threshold: float = 0.5
-    prob_scores: bool = True  # False once any score fell outside [0, 1]
     weighted_confusion: ConfusionCounts | None = None
 
     def merge(self, other: "BinaryStats") -> "BinaryStats":
@@ -137,7 +134,7 @@ class BinaryStats:
         twin = _merge_optional(self.weighted_confusion, other.weighted_confusion, _merge_binary_confusion)
         return BinaryStats(_merge_binary_confusion(self.confusion, other.confusion),
                            _merge_optional(self.scores, other.scores),
-                           self.n_rows + other.n_rows, self.threshold, self.prob_scores and other.prob_scores, twin)
+                           self.n_rows + other.n_rows, self.threshold, twin)
 
 
 @dataclass(frozen=True)
@@ -155,8 +152,6 @@ class MulticlassStats:
         Summed per-row log loss (None without scores).
     n_rows : int
         Number of rows (unweighted).
-    prob_scores : bool
-        False once any score fell outside [0, 1].
     weighted_confusion : ConfusionCounts or None
         As in :class:`BinaryStats`.
 
@@ -173,7 +168,6 @@ class MulticlassStats:
     scores: tuple | None
     log_loss: LossSums | None
     n_rows: int
-    prob_scores: bool = True
     weighted_confusion: ConfusionCounts | None = None
 
     def merge(self, other: "MulticlassStats") -> "MulticlassStats":
@@ -201,7 +195,6 @@ class MulticlassStats:
         scores = None if self.scores is None else tuple(a.merge(b) for a, b in zip(self.scores, other.scores))
         return MulticlassStats(self.confusion.merge(other.confusion), scores,
                                _merge_optional(self.log_loss, other.log_loss), self.n_rows + other.n_rows,
-                               self.prob_scores and other.prob_scores,
                                _merge_optional(self.weighted_confusion, other.weighted_confusion))
 
 

@@ -137,10 +137,11 @@ def _score_reasons(sc) -> dict[str, str]:
         return dict.fromkeys(("auroc", "auroc_error_bound", "average_precision", "auprc_trapezoid", "log_loss",
                               "brier"), NO_ROWS)
     one_class = f"only one class present (no {'negatives' if pos else 'positives'} among the scored rows)"
+    losses = NOT_PROBABILITIES if getattr(sc, "losses", True) is not None else "binned counts without loss sums"
     return {"auroc": one_class, "auroc_error_bound": one_class,
             "average_precision": "no actual positives (tp + fn = 0)",
             "auprc_trapezoid": "no actual positives (tp + fn = 0)",
-            "log_loss": NOT_PROBABILITIES, "brier": NOT_PROBABILITIES}
+            "log_loss": losses, "brier": losses}
 
 
 def _binary_reasons(metrics: dict, m, labels, scores=None, prefix: str = "") -> dict[str, str]:

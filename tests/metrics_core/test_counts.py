@@ -185,6 +185,32 @@ def test_binned_auroc_within_its_error_bound(data, edges):
         assert abs(r.metrics["auroc"] - exact) <= bound + 1e-12
 
 
+@given(edges=st.one_of(
+           st.integers(1, 3000).map(lambda b: np.linspace(0.0, 1.0, b + 1)),
+           st.tuples(st.integers(1, 500), st.floats(-50, 50), st.floats(1e-6, 100)).map(
+               lambda t: np.linspace(t[1], t[1] + t[2], t[0] + 1)),
+           st.lists(st.floats(-1e6, 1e6, allow_subnormal=False), min_size=2, max_size=40, unique=True).map(
+               lambda e: np.sort(np.array(e))),
+           st.sampled_from([np.array([-np.inf, 0.5, np.inf]), np.array([0.0, 1e-300, 1.0]),
+                            np.array([-1e308, 0.0, 1e308])])),
+       seed=st.integers(0, 2**32 - 1))
+@SETTINGS
+def test_bin_index_is_searchsorted(edges, seed):
+    """The guessed-and-checked bins are searchsorted's, for equal and unequal edges, on the edges, one ulp
+    either side, and outside them."""
+    from metrics_core.counts import bin_index
+
+    rng = np.random.default_rng(seed)
+    finite = edges[np.isfinite(edges)]
+    on = rng.choice(finite, 200)
+    u = rng.uniform(-0.1, 1.1, 300)
+    s = np.concatenate(((1 - u) * finite[0] + u * finite[-1], on, np.nextafter(on, -np.inf),
+                        np.nextafter(on, np.inf), [-1e308, 1e308, 0.0, -0.0]))
+    s = s[np.isfinite(s)]
+    want = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, edges.size - 2)
+    np.testing.assert_array_equal(bin_index(edges, s), want)
+
+
 @pytest.mark.parametrize("positives_high", [True, False])
 def test_binned_error_bound_is_attained(positives_high):
     """All rows in one bin [0.1, 0.2): exactly AUROC 1 (or 0), binned 1/2, bound p n / (2 p n) = 1/2."""
@@ -205,6 +231,61 @@ def test_binned_error_bound_is_tight_with_partial_ties():
     r = mc.binary_report(y, y_score=s, bins=[0.0, 0.5, 1.0])
     assert close(r.metrics["auroc_error_bound"], 5 / 24)
     assert close(skm.roc_auc_score(y, s) - r.metrics["auroc"], 5 / 24)
+
+
+@given(data=rows(signed=True),
+       edges=st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.6, 0.8, 0.95, 1.0]), min_size=2,
+                      max_size=6, unique=True))
+@SETTINGS
+def test_binned_log_loss_and_brier_are_those_of_the_rows(data, edges):
+    """Binned counts sum each row's log loss and squared error in its bin, so the binned log loss and
+    Brier score are scikit-learn's on the rows for any edges, merged over any partition; a score outside
+    [0, 1] makes both nan with a warning, as in the exact report."""
+    y, s, w, part, seed, _ = data
+    edges = np.sort(np.array(edges))
+    whole = mc.BinnedScoreCounts.from_arrays(y, s, edges, w, losses=True)
+    merged = _merge_all([mc.BinnedScoreCounts.from_arrays(a, b, edges, c, losses=True)
+                         for a, b, c in _split(part, y, s, w)], seed, "tree")
+    np.testing.assert_allclose(merged.losses, whole.losses, rtol=1e-12, atol=1e-12)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = mc.binary_from_stats(mc.binary_stats(y.astype(int), y_score=s, sample_weight=w, bins=edges)).metrics
+    if s.min() < 0 or s.max() > 1:
+        assert np.isnan(r["log_loss"]) and np.isnan(r["brier"])
+        assert any("not probabilities: log_loss and brier are nan" in str(c.message) for c in caught)
+        return
+    yi = y.astype(int)
+    assert close(r["log_loss"], skm.log_loss(yi, s, sample_weight=w, labels=[0, 1]), rtol=1e-12, atol=1e-12)
+    assert close(r["brier"], skm.brier_score_loss(yi, s, sample_weight=w, pos_label=1), rtol=1e-12, atol=1e-12)
+
+
+def test_binned_report_on_edges_at_the_distinct_scores_is_the_exact_report():
+    """One bin per distinct score: the binned statistic holds what the exact one holds, so every metric
+    and interval (the bootstrap of the log loss and Brier score included) is the exact report's."""
+    rng = np.random.default_rng(7)
+    s = rng.choice(np.linspace(0.02, 0.98, 40), 3000)
+    y = (rng.random(3000) < s).astype(int)
+    w = rng.integers(1, 5, 3000) / 2.0
+    edges = np.append(np.unique(s), 1.0)
+    exact = mc.binary_report(y, y_score=s, sample_weight=w)
+    binned = mc.binary_report(y, y_score=s, sample_weight=w, bins=edges)
+    assert set(binned.metrics) == set(exact.metrics) | {"auroc_error_bound"}
+    for key, value in exact.metrics.items():
+        assert close(binned.metrics[key], value, rtol=1e-12, atol=1e-15), key
+    for key, (lo, hi) in exact.intervals.items():
+        got = binned.intervals[key]
+        assert close(got[0], lo, rtol=1e-9, atol=1e-12) and close(got[1], hi, rtol=1e-9, atol=1e-12), (key, got)
+
+
+def test_binned_counts_merge_only_with_the_same_parts():
+    a = mc.BinnedScoreCounts.from_arrays([1, 0], [0.9, 0.2], [0.0, 0.5, 1.0], losses=True)
+    b = mc.BinnedScoreCounts.from_arrays([1, 0], [0.9, 0.2], [0.0, 0.5, 1.0])
+    with pytest.raises(ValueError, match="with and without loss sums"):
+        a.merge(b)
+    conf = mc.ConfusionCounts(np.array([[1, 0], [0, 1]]), np.array([0, 1]))
+    with pytest.warns(RuntimeWarning, match="carry no loss sums"), \
+            pytest.warns(UndefinedMetricWarning, match="log_loss, brier: binned counts without loss sums"):
+        assert np.isnan(mc.binary_from_stats(mc.BinaryStats(conf, b, 2)).metrics["log_loss"])
 
 
 # --------------------------------------------------------------------------------------------------

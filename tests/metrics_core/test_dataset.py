@@ -258,11 +258,14 @@ def test_bucketed_score_merger_equals_one_merge_tree(seed, n_batches, weighted, 
 @pytest.mark.parametrize("bins", [10, 100, np.linspace(0, 1, 1001)])
 def test_binned_auroc_within_its_reported_bound(binary_dir, bins):
     root, full = binary_dir
-    exact = mc.binary_from_stats(scan_stats(root, "binary", use_prediction=False)).metrics["auroc"]
+    exact_report = mc.binary_from_stats(scan_stats(root, "binary", use_prediction=False))
+    exact = exact_report.metrics["auroc"]
     binned = mc.binary_from_stats(scan_stats(root, "binary", bins=bins, batch_rows=800, use_prediction=False))
     bound = binned.metrics["auroc_error_bound"]
     assert 0 < bound < 0.5
     assert abs(binned.metrics["auroc"] - exact) <= bound
+    for key in ("log_loss", "brier"):  # sums over the rows, not over the bins' edges
+        assert binned.metrics[key] == pytest.approx(exact_report.metrics[key], rel=1e-12)
     # the binned confusion at the threshold is exact (0.5 is a bin edge)
     assert binned.metrics["tp"] == mc.binary_report(full["label"].to_numpy(), full["score"].to_numpy()).metrics["tp"]
 

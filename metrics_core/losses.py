@@ -1,0 +1,89 @@
+"""The per-row losses of binary probability scores (log loss, squared error) summed per score or per bin."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metrics_core.formulas import ratio
+
+#: The rows of :func:`loss_terms` and of :attr:`metrics_core.counts.BinnedScoreCounts.losses`, in order.
+LOSS_ROWS = ("log_loss_positives", "log_loss_negatives", "squared_error_positives", "squared_error_negatives")
+
+
+def loss_terms(scores: np.ndarray, pos, neg) -> np.ndarray:
+    """(4, n) loss sums of ``pos`` positive and ``neg`` negative (weighted) rows at each score.
+
+    Rows as :data:`LOSS_ROWS`: ``pos * -log p``, ``neg * -log(1 - p)`` (the log loss, ``p`` the
+    score clipped to [eps, 1 - eps] as scikit-learn 1.9 clips it), ``pos * (1 - s)^2`` and
+    ``neg * s^2`` (the Brier score's squared errors). The scores must be in [0, 1].
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        Probabilities of the positive class.
+    pos, neg : array-like
+        Positive and negative counts or weights at each score (a row: its weight and 0).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (4, n)
+
+    Examples
+    --------
+    >>> loss_terms(np.array([0.5]), np.array([2]), np.array([1]))[:, 0].round(4).tolist()
+    [1.3863, 0.6931, 0.5, 0.25]
+    """
+    eps = np.finfo(np.float64).eps
+    p = np.clip(scores, eps, 1 - eps)
+    return np.stack((pos * -np.log(p), neg * -np.log(1.0 - p), pos * (1 - scores) ** 2, neg * scores * scores))
+
+
+def binned_loss_sums(y: np.ndarray, s: np.ndarray, idx: np.ndarray, bins: int, w: np.ndarray | None) -> np.ndarray:
+    """(4, bins) sums of :func:`loss_terms` of the rows in each bin; all nan when a score is outside [0, 1].
+
+    Parameters
+    ----------
+    y : numpy.ndarray of bool
+        True for the positive rows.
+    s : numpy.ndarray of float64
+        The rows' scores.
+    idx : numpy.ndarray of int
+        The rows' bins.
+    bins : int
+        Number of bins.
+    w : numpy.ndarray, optional
+        Row weights.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (4, bins)
+
+    Examples
+    --------
+    >>> sums = binned_loss_sums(np.array([True, False]), np.array([0.5, 0.5]), np.array([1, 1]), 2, None)
+    >>> sums[:, 1].round(4).tolist()
+    [0.6931, 0.6931, 0.25, 0.25]
+    """
+    if s.size and (s.min() < 0 or s.max() > 1):
+        return np.full((4, bins), np.nan)
+    # A row holds one class: one logarithm and one square per row (loss_terms' other two are 0),
+    # summed in one bincount over 2 x bins cells, the negatives' bins first.
+    eps = np.finfo(np.float64).eps
+    p = np.clip(s, eps, 1 - eps)
+    log_loss = np.where(y, p, 1.0 - p)
+    np.log(log_loss, out=log_loss)
+    np.negative(log_loss, out=log_loss)
+    squared = np.where(y, 1.0 - s, s)
+    np.square(squared, out=squared)
+    if w is not None:
+        log_loss *= w
+        squared *= w
+    cell = idx + bins * y
+    ll = np.bincount(cell, weights=log_loss, minlength=2 * bins)
+    sq = np.bincount(cell, weights=squared, minlength=2 * bins)
+    return np.stack((ll[bins:], ll[:bins], sq[bins:], sq[:bins]))
+
+
+def binned_losses(losses: np.ndarray, total) -> tuple[float, float]:
+    """``(log_loss, brier)`` from per-bin :func:`binned_loss_sums` and the (weighted) row total; nan without rows."""
+    return ratio(losses[0].sum() + losses[1].sum(), total), ratio(losses[2].sum() + losses[3].sum(), total)
