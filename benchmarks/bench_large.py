@@ -467,7 +467,8 @@ def summarize(results: dict) -> None:
     if exact and binned and "seconds" in exact and "seconds" in binned:
         diff = abs(binned["auroc"] - exact["auroc"])
         print(f"binned AUROC {binned['auroc']:.6f}: |error| {diff:.2e} within its bound {binned['auroc_error_bound']:.2e}: "
-              f"{diff <= binned['auroc_error_bound']}")
+              f"{diff <= binned['auroc_error_bound']}; binned log loss {binned['log_loss']:.12f} "
+              f"(relative difference to the exact one {abs(binned['log_loss'] / exact['log_loss'] - 1):.1e}: the rows' sums)")
     # Dask's workers scan on one thread each: its reference is the one-thread scan when measured.
     single = results.get("exact_one_thread") if "seconds" in results.get("exact_one_thread", {}) else exact
     if single and dask and "seconds" in single and "seconds" in dask:

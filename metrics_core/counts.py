@@ -447,16 +447,14 @@ class BinnedScoreCounts:
             raise InputError("edges: bin edges must be a strictly increasing 1-D array of at least 2 values.")
         b = edges.size - 1
         s = np.asarray(y_score, dtype=np.float64)
-        idx = bin_index(edges, s)
         y = np.asarray(y_true01).astype(bool, copy=False)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        cell = bin_index(edges, s)
+        cell += b * y  # the negatives' bins, then the positives': one count for both classes
+        counts = np.bincount(cell, weights=w, minlength=2 * b)
         if w is None:
-            pos = np.bincount(idx[y], minlength=b).astype(np.int64)
-            neg = np.bincount(idx[~y], minlength=b).astype(np.int64)
-        else:
-            pos = np.bincount(idx[y], weights=w[y], minlength=b)
-            neg = np.bincount(idx[~y], weights=w[~y], minlength=b)
-        return cls(edges, pos, neg, binned_loss_sums(y, s, idx, b, w) if losses else None)
+            counts = counts.astype(np.int64, copy=False)
+        return cls(edges, counts[b:], counts[:b], binned_loss_sums(y, s, cell, b, w) if losses else None)
 
     def merge(self, other: "BinnedScoreCounts") -> "BinnedScoreCounts":
         """The counts of the rows of both parts: the element-wise sum (edges must match).

@@ -29,7 +29,7 @@ def test_loss_terms_of_rows_are_scikit_learns_log_loss_and_brier(s, seed, weight
     # binned: the same terms, summed per bin
     bins = 5
     idx = rng.integers(0, bins, s.size)
-    sums = binned_loss_sums(y, s, idx, bins, w if weighted else None)
+    sums = binned_loss_sums(y, s, idx + bins * y, bins, w if weighted else None)
     want = np.stack([np.bincount(idx, weights=row, minlength=bins) for row in terms])
     np.testing.assert_allclose(sums, want, rtol=1e-12, atol=1e-300)
 
