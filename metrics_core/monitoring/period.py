@@ -359,7 +359,7 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         conf = ConfusionCounts.from_indices(label_idx, pred_idx, labels)
         if task == "binary":
             sc = None if scores is None else BinnedScoreCounts.from_arrays(label_idx == 1, scores[:, 0],
-                                                                           bins.score_edges())
+                                                                           bins.score_edges(), losses=True)
             perf = BinaryStats(conf, sc, n, threshold)
         else:
             perf = MulticlassStats(conf, None, None, n)

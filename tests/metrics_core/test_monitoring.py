@@ -596,3 +596,17 @@ def test_an_in_memory_period_with_decimal_scores_has_the_statistics_of_its_float
     a, b = (mon.scan_period(t, "binary", [0, 1], label="label", scores=["score"]) for t in (floats, decimals))
     assert np.array_equal(a.score_counts, b.score_counts) and np.array_equal(a.pred_counts, b.pred_counts)
     assert a.performance.confusion.matrix.tolist() == b.performance.confusion.matrix.tolist()
+
+
+def test_a_binary_period_reports_the_log_loss_and_brier_score_of_its_rows():
+    """A monitoring period bins its scores, yet its perf/log_loss and perf/brier are the rows' (the bins
+    carry the rows' loss sums), not those of the bins' lower edges."""
+    from sklearn.metrics import brier_score_loss, log_loss
+
+    table, s = _binary_percent(scale=1.0)
+    y = table["label"].to_numpy()
+    out = mon.assess_period(table.drop(["prediction"]), table.drop(["prediction"]), task="binary", labels=[0, 1],
+                            positive_class=1, columns={"label": "label", "score": "score"},
+                            report_options={"n_boot": 50})
+    assert out.metrics["perf/log_loss"] == pytest.approx(log_loss(y, s), rel=1e-12)
+    assert out.metrics["perf/brier"] == pytest.approx(brier_score_loss(y, s), rel=1e-12)
