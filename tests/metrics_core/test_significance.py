@@ -354,3 +354,18 @@ def test_result_is_frozen_and_flat():
         r.p_value = 0.1  # type: ignore[misc]
     d = r.to_dict()
     assert d["ci_low"] == r.interval[0] and d["n"] == 10 and math.isnan(d["p_value"])
+
+
+@pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 0.951, 0.5])
+def test_z_critical_is_scipys_normal_quantile_bit_for_bit(level):
+    """The usual levels come from a table (the command line then never loads scipy.special), the others
+    from scipy: both are -ndtri((1 - level) / 2) to the last bit, as statsmodels' norm.isf."""
+    from scipy.special import ndtri
+
+    from metrics_core.significance.proportions import _Z_OF_LEVEL, z_critical
+
+    want = -ndtri((1 - level) / 2)
+    assert z_critical(level) == want and type(z_critical(level)) is type(want)
+    assert (level in _Z_OF_LEVEL) == (level not in (0.951, 0.5))
+    assert st.norm.isf((1 - level) / 2) == want
+    np.testing.assert_array_equal(z_critical(np.array([level, 0.95])), -ndtri((1 - np.array([level, 0.95])) / 2))
