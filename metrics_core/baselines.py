@@ -18,6 +18,7 @@ import numpy as np
 from metrics_core import formulas as f
 from metrics_core.compute import as_floats, binary_confusion_metrics, multiclass_confusion_metrics, score_metrics
 from metrics_core.counts import ScoreCounts
+from metrics_core.losses import clip_probability
 from metrics_core.stats import BinaryStats, MulticlassStats, MultilabelStats
 
 
@@ -99,8 +100,7 @@ def report_baselines(report) -> dict[str, dict[str, float]]:
             if s.scores is not None:
                 present = (p > 0) & (p < 1)
                 d["auroc_ovr_macro"] = d["auroc_ovr_weighted"] = 0.5 if present.any() else np.nan
-                eps = np.finfo(np.float64).eps
-                d["log_loss"] = float(-(p[p > 0] * np.log(np.clip(p[p > 0], eps, 1 - eps))).sum())
+                d["log_loss"] = float(-(p[p > 0] * np.log(clip_probability(p[p > 0]))).sum())
             out[name] = {k: v for k, v in as_floats(d).items() if k in report.metrics}
     elif isinstance(s, MultilabelStats):
         m = s.label_confusion.astype(np.float64)

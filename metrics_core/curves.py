@@ -14,7 +14,7 @@ import numpy as np
 
 from metrics_core.counts import BinnedScoreCounts, ScoreCounts
 from metrics_core.formulas import ratio
-from metrics_core.losses import binned_losses
+from metrics_core.losses import binned_losses, clip_probability
 
 
 BLOCK = 1 << 16  # distinct scores per block: temporaries stay in cache, whatever the size
@@ -403,9 +403,9 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
 
     Notes
     -----
-    log loss = -sum(pos log p + neg log(1 - p)) / total with p clipped to [eps, 1 - eps], eps
-    the float64 machine epsilon, as scikit-learn 1.9 does; Brier (1950) score
-    = sum(pos (1 - s)^2 + neg s^2) / total.
+    log loss = -sum(pos log p + neg log(1 - p)) / total with p the score through
+    :func:`metrics_core.losses.clip_probability` (as scikit-learn 1.9 clips it); Brier (1950)
+    score = sum(pos (1 - s)^2 + neg s^2) / total.
 
     Examples
     --------
@@ -419,7 +419,6 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
     if s.size and (s[0] < 0 or s[-1] > 1):
         warnings.warn(_NOT_PROBABILITIES, RuntimeWarning, stacklevel=3)
         return float("nan"), float("nan")
-    eps = np.finfo(np.float64).eps
     ll = brier = 0.0
     size = min(s.size, BLOCK)
     # Reused cache-sized buffers: fresh 10M-element temporaries cost more in page faults than in maths.
@@ -431,7 +430,7 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
         pb, lb, wb, posb, negb, hp, hb = p[:m], logs[:m], work[:m], pos[:m], neg[:m], has_pos[:m], has_both[:m]
         posb[:] = sc.pos[begin:begin + m]
         negb[:] = sc.neg[begin:begin + m]
-        np.clip(sb, eps, 1 - eps, out=pb)
+        clip_probability(sb, out=pb)
         # One logarithm per score: log p where the score has positives, else log(1 - p) (rather
         # than log1p(-p): scikit-learn builds the 1 - p column the same way). A score with rows
         # of both classes needs the other one too. Each product is the one of the two-log

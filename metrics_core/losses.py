@@ -6,16 +6,26 @@ import numpy as np
 
 from metrics_core.formulas import ratio
 
-#: The rows of :func:`loss_terms` and of :attr:`metrics_core.counts.BinnedScoreCounts.losses`, in order.
-LOSS_ROWS = ("log_loss_positives", "log_loss_negatives", "squared_error_positives", "squared_error_negatives")
+
+
+def clip_probability(s, out=None):
+    """Scores clipped to [eps, 1 - eps], eps the float64 machine epsilon, as scikit-learn 1.9's log loss
+    clips them: the one clipping of every log loss in metrics_core (binary, binned, multiclass, baselines).
+
+    >>> clip_probability(np.array([0.0, 0.5, 1.0])).tolist() == [2.0 ** -52, 0.5, 1 - 2.0 ** -52]
+    True
+    """
+    eps = np.finfo(np.float64).eps
+    return np.clip(s, eps, 1 - eps, out=out)
 
 
 def loss_terms(scores: np.ndarray, pos, neg) -> np.ndarray:
     """(4, n) loss sums of ``pos`` positive and ``neg`` negative (weighted) rows at each score.
 
-    Rows as :data:`LOSS_ROWS`: ``pos * -log p``, ``neg * -log(1 - p)`` (the log loss, ``p`` the
-    score clipped to [eps, 1 - eps] as scikit-learn 1.9 clips it), ``pos * (1 - s)^2`` and
-    ``neg * s^2`` (the Brier score's squared errors). The scores must be in [0, 1].
+    The rows, in this order (also that of :attr:`metrics_core.counts.BinnedScoreCounts.losses`):
+    ``pos * -log p``, ``neg * -log(1 - p)`` (the log loss, ``p`` the score through
+    :func:`clip_probability`), ``pos * (1 - s)^2`` and ``neg * s^2`` (the Brier score's squared
+    errors). The scores must be in [0, 1].
 
     Parameters
     ----------
@@ -33,8 +43,7 @@ def loss_terms(scores: np.ndarray, pos, neg) -> np.ndarray:
     >>> loss_terms(np.array([0.5]), np.array([2]), np.array([1]))[:, 0].round(4).tolist()
     [1.3863, 0.6931, 0.5, 0.25]
     """
-    eps = np.finfo(np.float64).eps
-    p = np.clip(scores, eps, 1 - eps)
+    p = clip_probability(scores)
     return np.stack((pos * -np.log(p), neg * -np.log(1.0 - p), pos * (1 - scores) ** 2, neg * scores * scores))
 
 
@@ -68,12 +77,9 @@ def binned_loss_sums(y: np.ndarray, s: np.ndarray, cell: np.ndarray, bins: int, 
         return np.full((4, bins), np.nan)
     # A row holds one class: one logarithm and one square per row (loss_terms' other two are 0).
     # The logarithms are summed, then negated (-sum(x) is sum(-x) exactly): one pass less.
-    eps = np.finfo(np.float64).eps
-    log_own = np.clip(s, eps, 1 - eps)
-    p = log_own.copy() if y.any() else None
-    np.subtract(1.0, log_own, out=log_own)
-    if p is not None:
-        np.copyto(log_own, p, where=y)
+    p = clip_probability(s)
+    log_own = np.subtract(1.0, p)  # the probability of the row's own class
+    np.copyto(log_own, p, where=y)
     np.log(log_own, out=log_own)
     squared = np.subtract(s, y)  # (s - 1)^2 is (1 - s)^2 exactly
     np.square(squared, out=squared)

@@ -17,6 +17,7 @@ from metrics_core.compute import as_floats, binary_confusion_metrics, multiclass
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts, auroc_counts
 from metrics_core.curves import _fractions, _precision, auroc_from_counts, lift_of_gain, pr_curve, roc_curve
 from metrics_core.errors import InputError
+from metrics_core.losses import clip_probability
 from metrics_core.stats import BinaryStats, LossSums, MulticlassStats
 from metrics_core.misread import warn_misread
 from metrics_core.undefined import warn_undefined
@@ -385,8 +386,7 @@ def multiclass_stats(y_true, y_pred=None, *, y_score=None, labels=None, sample_w
         else:
             scores = tuple(BinnedScoreCounts.from_arrays(ti == j, ys[:, j], bins, w) for j in range(k))
         p_true = ys[np.arange(n), ti].astype(np.float64)
-        eps = np.finfo(np.float64).eps
-        row_loss = -np.log(np.clip(p_true, eps, 1 - eps))
+        row_loss = -np.log(clip_probability(p_true))
         ww = np.ones(n) if w is None else w
         prob = bool(ys.min() >= 0 and ys.max() <= 1)
         loss = LossSums(float(row_loss @ ww), float((row_loss * row_loss) @ ww), float(ww.sum())) if prob else \
