@@ -14,10 +14,8 @@ import numpy as np
 
 from metrics_core.counts import BinnedScoreCounts, ScoreCounts
 from metrics_core.formulas import ratio
-from metrics_core.losses import binned_losses, clip_probability
+from metrics_core.losses import BLOCK, binned_losses, exact_loss_sums
 
-
-BLOCK = 1 << 16  # distinct scores per block: temporaries stay in cache, whatever the size
 _NOT_PROBABILITIES = ("Scores outside [0, 1] are not probabilities: log_loss and brier are nan "
                       "(ranking metrics are still computed).")
 
@@ -386,7 +384,7 @@ def lift_of_gain(frac: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray):
 
 
 def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
-    """Log loss and Brier score: of exact counts in blocks of ``BLOCK`` scores, of binned ones from their loss sums.
+    """Log loss and Brier score: of exact counts (:func:`metrics_core.losses.exact_loss_sums`), of binned ones from their loss sums.
 
     Parameters
     ----------
@@ -405,7 +403,8 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
     -----
     log loss = -sum(pos log p + neg log(1 - p)) / total with p the score through
     :func:`metrics_core.losses.clip_probability` (as scikit-learn 1.9 clips it); Brier (1950)
-    score = sum(pos (1 - s)^2 + neg s^2) / total.
+    score = sum(pos (1 - s)^2 + neg s^2) / total. Scores holding one row each sum their
+    logarithms through :func:`metrics_core.losses.log_sum` (one logarithm per 512 scores).
 
     Examples
     --------
@@ -419,39 +418,7 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
     if s.size and (s[0] < 0 or s[-1] > 1):
         warnings.warn(_NOT_PROBABILITIES, RuntimeWarning, stacklevel=3)
         return float("nan"), float("nan")
-    ll = brier = 0.0
-    size = min(s.size, BLOCK)
-    # Reused cache-sized buffers: fresh 10M-element temporaries cost more in page faults than in maths.
-    p, logs, work, pos, neg = (np.empty(size) for _ in range(5))
-    has_pos, has_both = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
-    for begin in range(0, s.size, BLOCK):
-        sb = s[begin:begin + BLOCK]
-        m = sb.size
-        pb, lb, wb, posb, negb, hp, hb = p[:m], logs[:m], work[:m], pos[:m], neg[:m], has_pos[:m], has_both[:m]
-        posb[:] = sc.pos[begin:begin + m]
-        negb[:] = sc.neg[begin:begin + m]
-        clip_probability(sb, out=pb)
-        # One logarithm per score: log p where the score has positives, else log(1 - p) (rather
-        # than log1p(-p): scikit-learn builds the 1 - p column the same way). A score with rows
-        # of both classes needs the other one too. Each product is the one of the two-log
-        # formula, or a zero count times a log (-0.0 either way), so both sums are bit for bit
-        # the same; distinct scores rarely hold both classes, and 20M logarithms were 0.18 s of
-        # a 10M-row report.
-        np.not_equal(posb, 0, out=hp)
-        np.subtract(1.0, pb, out=lb)
-        np.copyto(lb, pb, where=hp)
-        np.log(lb, out=lb)
-        # Products summed in place rather than BLAS dot: hundreds of small threaded BLAS calls stall.
-        ll -= np.multiply(posb, lb, out=wb).sum()
-        np.multiply(negb, lb, out=wb)
-        both = np.flatnonzero(np.logical_and(hp, negb, out=hb))
-        if both.size > m // 4:
-            np.multiply(negb, np.log(np.subtract(1.0, pb, out=wb), out=wb), out=wb)
-        elif both.size:
-            wb[both] = negb[both] * np.log(1.0 - pb[both])
-        ll -= wb.sum()
-        brier += np.multiply(posb, np.square(np.subtract(1.0, sb, out=wb), out=wb), out=wb).sum()
-        brier += np.multiply(negb, np.square(sb, out=wb), out=wb).sum()
+    ll, brier = exact_loss_sums(s, sc.pos, sc.neg)
     total = float(sc.pos.sum() + sc.neg.sum())
     return ratio(ll, total), ratio(brier, total)
 

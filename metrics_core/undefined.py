@@ -130,12 +130,14 @@ def _nan_reasons(metrics: dict, table: dict, default: str, prefix: str = "") -> 
 # --------------------------------------------------------------------------------------------------
 # per task
 # --------------------------------------------------------------------------------------------------
+_SCORE_KEYS = ("auroc", "auroc_error_bound", "average_precision", "auprc_trapezoid", "log_loss", "brier")
+
+
 def _score_reasons(sc) -> dict[str, str]:
-    """Reasons of the threshold-free binary keys from exact or binned score counts."""
+    """Reasons of the threshold-free binary keys (:data:`_SCORE_KEYS`) from exact or binned score counts."""
     pos, neg = float(np.sum(sc.pos)), float(np.sum(sc.neg))
     if pos + neg == 0:
-        return dict.fromkeys(("auroc", "auroc_error_bound", "average_precision", "auprc_trapezoid", "log_loss",
-                              "brier"), NO_ROWS)
+        return dict.fromkeys(_SCORE_KEYS, NO_ROWS)
     one_class = f"only one class present (no {'negatives' if pos else 'positives'} among the scored rows)"
     losses = NOT_PROBABILITIES if getattr(sc, "losses", True) is not None else "binned counts without loss sums"
     return {"auroc": one_class, "auroc_error_bound": one_class,
@@ -161,7 +163,8 @@ def _binary_reasons(metrics: dict, m, labels, scores=None, prefix: str = "") -> 
         "mcc": _constant_reason(m, labels),
         "cohen_kappa": _agreement_reason(m, labels),
     }
-    if scores is not None:
+    # Only when one is undefined: the class totals are two passes over every distinct score.
+    if scores is not None and any(_is_nan(metrics.get(prefix + key)) for key in _SCORE_KEYS):
         table.update(_score_reasons(scores))
     out = _nan_reasons(metrics, table, ZERO_OVER_ZERO, prefix)
     key = prefix + "balanced_accuracy"
