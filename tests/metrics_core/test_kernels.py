@@ -174,6 +174,28 @@ def _rows(sc):
     return y[keep], s[keep], w[keep]
 
 
+@pytest.mark.parametrize("extra, doubles", [
+    ([], True), ([1.0, 1.4999999999999998], True), ([2.0**-1022], True),  # normal double keys
+    ([0.0], False), ([5e-324], False), ([1.5], False), ([7.0], False),  # subnormal, inf/NaN, signed keys
+], ids=["probabilities", "up_to_1.5", "smallest_normal", "zero", "subnormal", "1.5", "7"])
+def test_keys_sorted_as_doubles_only_when_they_are_normal_doubles(monkeypatch, extra, doubles):
+    monkeypatch.setattr(kernels, "_CHUNK", 64)  # the out-of-range key in a later chunk
+    rng = np.random.default_rng(7)
+    s = np.concatenate((rng.random(300) * 0.9 + 0.05, extra, rng.random(100)))
+    y = rng.random(s.size) < 0.4
+    for threads in (1, 2):
+        key, as_doubles = kernels._packed_keys(s, y, np.uint64, threads)
+        assert as_doubles is doubles
+        np.testing.assert_array_equal(kernels._sort_keys(key.copy(), None, as_doubles)[0], np.sort(key))
+    for got, want in zip(kernels.packed_counts(s, y), _unique_counts(s, y)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_float32_keys_are_never_sorted_as_doubles():
+    key, as_doubles = kernels._packed_keys(np.array([0.25, 0.5], np.float32), np.array([True, False]), np.uint32, 1)
+    assert not as_doubles and key.dtype == np.uint32
+
+
 @pytest.mark.parametrize("n", [1, 1000, 200_000])
 def test_weighted_32_bit_key_sort_is_the_stable_sort(n):
     """The packed (key, row) sort of 32-bit keys carries the weights in the stable order, so the
