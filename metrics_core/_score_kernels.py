@@ -14,24 +14,24 @@ _BLOCK = 1 << 20  # rows per block in run detection: bounds the temporaries
 # subnormal patterns (the keys of scores of 0): a thread that flushes denormals to zero compares
 # them as equal.
 _FLOAT_ORDERED = (np.uint64(0x0010000000000000), np.uint64(0x7FF0000000000000))
+_SIGNED_ORDERED = np.uint64(1 << 63)  # u64 keys below it order as int64
 _CHUNK = 1 << 16  # keys built per step: the range check reads them while they are in cache
 
 
-def _sort_keys(key: np.ndarray, w: np.ndarray | None, as_doubles: bool = False):
+def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
     """Sort unsigned keys (carrying weights along).
 
     Keys without weights (equal keys are indistinguishable) and packed (key, row) keys (all
     distinct) come out the same from any sort: numpy's sorts them in place (its SIMD sort
     took 0.20 s for 10M u64 keys and 0.09 s for u32 on an AMD EPYC with AVX2 on 2026-11-26,
-    against 0.25-0.27 s and 0.22 s for polars' on one or two threads). ``as_doubles``: the u64
-    keys are all bit patterns of positive normal finite doubles (:data:`_FLOAT_ORDERED`), which
-    order as those doubles, and numpy's float64 sort is 15-25 % faster than its uint64 one on
-    AVX2 (which has no unsigned 64-bit compare). A 64-bit key with a float payload is sorted by
+    against 0.25-0.27 s and 0.22 s for polars' on one or two threads). ``sort_as``: a dtype
+    the u64 keys order as (:func:`_key_order`), whose sort numpy runs faster on AVX2, which has
+    no unsigned 64-bit compare: float64 15-25 %, int64 5-10 %. A 64-bit key with a float payload is sorted by
     polars' stable frame sort on one thread (2x faster than numpy's stable argsort and the
     gathers): its order of equal keys is the order their weights are summed in.
     """
     if w is None:
-        (key.view(np.float64) if as_doubles else key).sort()
+        (key if sort_as is None else key.view(sort_as)).sort()
         return key, None
     if key.dtype == np.uint32 and key.size < 1 << 32:
         # 32-bit keys: sort (key << 32 | row) as one u64 column and gather the weights by row. The
@@ -128,23 +128,34 @@ def _score_runs(key: np.ndarray, utype, threads: int = 1):
     return np.concatenate(starts), np.concatenate(bounds)
 
 
-def _packed_keys(scores: np.ndarray, y: np.ndarray, utype, threads: int) -> tuple[np.ndarray, bool]:
-    """``score bits << 1 | label`` per row, built in ``threads`` ranges, and whether the keys
-    are 64-bit bit patterns of positive normal finite doubles (:data:`_FLOAT_ORDERED`)."""
+def _key_order(low, high):
+    """The dtype whose order u64 keys in [``low``, ``high``] have and numpy sorts fastest: float64
+    for bit patterns of positive normal doubles, int64 below 2**63, else None (their own)."""
+    if _FLOAT_ORDERED[0] <= low and high < _FLOAT_ORDERED[1]:
+        return np.float64
+    return np.int64 if high < _SIGNED_ORDERED else None
+
+
+def _packed_keys(scores: np.ndarray, y: np.ndarray, utype, threads: int):
+    """``score bits << 1 | label`` per row, built in ``threads`` ranges, and the dtype their sort
+    may view them as (:func:`_key_order`; None for 32-bit keys)."""
     key = np.empty(scores.size, dtype=utype)
     bits = scores.view(utype)
     wide = utype is np.uint64
 
-    def build(begin: int, end: int) -> bool:
-        doubles = wide
+    def build(begin: int, end: int):
+        low, high = np.uint64(np.iinfo(np.uint64).max), np.uint64(0)
         for first in range(begin, end, _CHUNK):
             out = key[first:min(first + _CHUNK, end)]
             np.left_shift(bits[first:first + out.size], utype(1), out=out)
             np.bitwise_or(out, y[first:first + out.size], out=out, casting="unsafe")
-            doubles = doubles and _FLOAT_ORDERED[0] <= out.min() and out.max() < _FLOAT_ORDERED[1]
-        return doubles
+            if wide:
+                low, high = min(low, out.min()), max(high, out.max())
+        return low, high
 
-    return key, all(in_ranges(build, scores.size, threads))
+    ranges = in_ranges(build, scores.size, threads)
+    sort_as = _key_order(min(r[0] for r in ranges), max(r[1] for r in ranges)) if wide and scores.size else None
+    return key, sort_as
 
 
 def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None):
@@ -182,8 +193,8 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     """
     utype = np.uint32 if scores.dtype == np.float32 else np.uint64
     threads = kernel_threads(scores.size)
-    key, as_doubles = _packed_keys(scores, y, utype, threads)
-    key, w = _sort_keys(key, w, as_doubles)
+    key, sort_as = _packed_keys(scores, y, utype, threads)
+    key, w = _sort_keys(key, w, sort_as)
     n = key.size
     if n == 0:
         empty = np.empty(0, dtype=np.int64 if w is None else np.float64)

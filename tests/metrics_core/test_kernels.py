@@ -174,26 +174,27 @@ def _rows(sc):
     return y[keep], s[keep], w[keep]
 
 
-@pytest.mark.parametrize("extra, doubles", [
-    ([], True), ([1.0, 1.4999999999999998], True), ([2.0**-1022], True),  # normal double keys
-    ([0.0], False), ([5e-324], False), ([1.5], False), ([7.0], False),  # subnormal, inf/NaN, signed keys
-], ids=["probabilities", "up_to_1.5", "smallest_normal", "zero", "subnormal", "1.5", "7"])
-def test_keys_sorted_as_doubles_only_when_they_are_normal_doubles(monkeypatch, extra, doubles):
+@pytest.mark.parametrize("extra, order", [
+    ([], np.float64), ([1.0, 1.4999999999999998], np.float64), ([2.0**-1022], np.float64),  # normal doubles
+    ([0.0], np.int64), ([5e-324], np.int64), ([1.5], np.int64), ([1.9999999999999998], np.int64),
+    ([2.0], None), ([7.0, 0.0], None),  # keys from 2**63 on: unsigned
+], ids=["probabilities", "up_to_1.5", "smallest_normal", "zero", "subnormal", "1.5", "below_2", "2", "7_and_0"])
+def test_keys_sorted_as_doubles_or_signed_only_when_they_order_so(monkeypatch, extra, order):
     monkeypatch.setattr(kernels, "_CHUNK", 64)  # the out-of-range key in a later chunk
     rng = np.random.default_rng(7)
     s = np.concatenate((rng.random(300) * 0.9 + 0.05, extra, rng.random(100)))
     y = rng.random(s.size) < 0.4
     for threads in (1, 2):
-        key, as_doubles = kernels._packed_keys(s, y, np.uint64, threads)
-        assert as_doubles is doubles
-        np.testing.assert_array_equal(kernels._sort_keys(key.copy(), None, as_doubles)[0], np.sort(key))
+        key, sort_as = kernels._packed_keys(s, y, np.uint64, threads)
+        assert sort_as is order
+        np.testing.assert_array_equal(kernels._sort_keys(key.copy(), None, sort_as)[0], np.sort(key))
     for got, want in zip(kernels.packed_counts(s, y), _unique_counts(s, y)):
         np.testing.assert_array_equal(got, want)
 
 
-def test_float32_keys_are_never_sorted_as_doubles():
-    key, as_doubles = kernels._packed_keys(np.array([0.25, 0.5], np.float32), np.array([True, False]), np.uint32, 1)
-    assert not as_doubles and key.dtype == np.uint32
+def test_float32_keys_sort_as_themselves():
+    key, sort_as = kernels._packed_keys(np.array([0.25, 0.5], np.float32), np.array([True, False]), np.uint32, 1)
+    assert sort_as is None and key.dtype == np.uint32
 
 
 @pytest.mark.parametrize("n", [1, 1000, 200_000])
