@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -106,15 +107,15 @@ def _areas_1d(pos: np.ndarray, neg: np.ndarray) -> dict:
     (numpy's pairwise sum) and then added block by block. Each block is first copied highest
     score first into a contiguous buffer (a cumulative sum over a reversed view is 5x slower),
     and precision is a plain division with the 0/0 entries set to 0 afterwards (a masked
-    ``where=`` division is 10x slower).
+    ``where=`` division is 10x slower). A block of counted scores holding one row each takes
+    :func:`_one_row_block`, which gives the same sums bit for bit.
     """
     exact = pos.dtype.kind in "iu" and neg.dtype.kind in "iu"
     size = pos.shape[-1]
     m = min(max(size, 1), BLOCK)
     ctype = np.int64 if exact else np.float64
-    pos_cb, neg_cb, tps_b, fps_b, tmp_b = (np.empty(m, ctype) for _ in range(5))
-    pred_b, prec_b, posf_b, work_b = (np.empty(m) for _ in range(4))
-    zero_b = np.empty(m, bool)
+    buffers = _AreaBuffers(*(np.empty(m, ctype) for _ in range(5)), *(np.empty(m) for _ in range(4)),
+                           np.empty(m, bool), np.arange(1, m + 1, dtype=np.float64) if exact else None)
     auc_num = 0 if exact else 0.0
     ap = trap = 0.0
     tp0 = fp0 = ctype(0)
@@ -122,35 +123,14 @@ def _areas_1d(pos: np.ndarray, neg: np.ndarray) -> dict:
     for end in range(size, 0, -BLOCK):
         begin = max(0, end - BLOCK)
         k = end - begin
-        pos_d, neg_d, tps, fps, tmp = pos_cb[:k], neg_cb[:k], tps_b[:k], fps_b[:k], tmp_b[:k]
-        predicted, precision, work, zero = pred_b[:k], prec_b[:k], work_b[:k], zero_b[:k]
-        pos_d[:] = pos[begin:end][::-1]
-        neg_d[:] = neg[begin:end][::-1]
-        np.cumsum(pos_d, out=tps)
-        tps += tp0
-        np.cumsum(neg_d, out=fps)
-        fps += fp0
-        np.multiply(tps, 2, out=tmp)
-        tmp -= pos_d
-        if exact:
-            auc_num += int(np.multiply(neg_d, tmp, out=tmp).sum())
-            np.add(tps, fps, out=tmp)
-            predicted[:] = tmp
-            pos_f = posf_b[:k]
-            pos_f[:] = pos_d
+        if exact and np.equal(np.add(pos[begin:end], neg[begin:end], out=buffers.tmp[:k]), 1, out=buffers.zero[:k]).all():
+            parts = _one_row_block(pos[begin:end], tp0, fp0, prev, buffers)
         else:
-            auc_num = auc_num + np.multiply(neg_d, tmp, out=tmp).sum()
-            np.add(tps, fps, out=predicted)
-            pos_f = pos_d
-        with np.errstate(divide="ignore", invalid="ignore"):
-            np.divide(tps, predicted, out=precision)
-        if np.equal(predicted, 0, out=zero).any():
-            precision[zero] = 0.0
-        ap = ap + np.multiply(pos_f, precision, out=work).sum()
-        work[0] = precision[0] + prev
-        np.add(precision[1:], precision[:-1], out=work[1:])
-        trap = trap + np.multiply(pos_f, work, out=work).sum()
-        tp0, fp0, prev = tps[-1], fps[-1], precision[-1]
+            parts = _counted_block(pos[begin:end], neg[begin:end], tp0, fp0, prev, exact, buffers)
+        block_auc, block_ap, block_trap, tp0, fp0, prev = parts
+        auc_num = auc_num + block_auc
+        ap = ap + block_ap
+        trap = trap + block_trap
     p_total, n_total = float(tp0), float(fp0)
     if exact:
         p_i, n_i = int(tp0), int(fp0)
@@ -158,6 +138,84 @@ def _areas_1d(pos: np.ndarray, neg: np.ndarray) -> dict:
     else:
         auroc = ratio(auc_num, 2 * p_total * n_total)
     return {"auroc": auroc, "average_precision": ratio(ap, p_total), "auprc_trapezoid": ratio(trap, 2 * p_total)}
+
+
+@dataclass(frozen=True)
+class _AreaBuffers:
+    """Block-sized work arrays of :func:`_areas_1d` (counts' dtype, then float64), reused block after block."""
+
+    pos: np.ndarray
+    neg: np.ndarray
+    tps: np.ndarray
+    fps: np.ndarray
+    tmp: np.ndarray
+    predicted: np.ndarray
+    precision: np.ndarray
+    pos_f: np.ndarray
+    work: np.ndarray
+    zero: np.ndarray
+    ranks: np.ndarray | None  # 1, 2, ..., BLOCK as float64 (integer counts only)
+
+
+def _block_pr_sums(pos_f, precision, prev, work):
+    """The block's average-precision and trapezoid sums (pos_f may be integer counts)."""
+    ap = np.multiply(pos_f, precision, out=work).sum()
+    work[0] = precision[0] + prev
+    np.add(precision[1:], precision[:-1], out=work[1:])
+    return ap, np.multiply(pos_f, work, out=work).sum()
+
+
+def _counted_block(pos, neg, tp0, fp0, prev, exact: bool, b: _AreaBuffers):
+    """``(auc numerator, ap sum, trapezoid sum, tp, fp, last precision)`` of one block (ascending slices)."""
+    k = pos.size
+    pos_d, neg_d, tps, fps, tmp = b.pos[:k], b.neg[:k], b.tps[:k], b.fps[:k], b.tmp[:k]
+    predicted, precision, work = b.predicted[:k], b.precision[:k], b.work[:k]
+    pos_d[:] = pos[::-1]
+    neg_d[:] = neg[::-1]
+    np.cumsum(pos_d, out=tps)
+    tps += tp0
+    np.cumsum(neg_d, out=fps)
+    fps += fp0
+    np.multiply(tps, 2, out=tmp)
+    tmp -= pos_d
+    if exact:
+        auc = int(np.multiply(neg_d, tmp, out=tmp).sum())
+        np.add(tps, fps, out=tmp)
+        predicted[:] = tmp
+        pos_f = b.pos_f[:k]
+        pos_f[:] = pos_d
+    else:
+        auc = np.multiply(neg_d, tmp, out=tmp).sum()
+        np.add(tps, fps, out=predicted)
+        pos_f = pos_d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(tps, predicted, out=precision)
+    zero = b.zero[:k]
+    if np.equal(predicted, 0, out=zero).any():
+        precision[zero] = 0.0
+    ap, trap = _block_pr_sums(pos_f, precision, prev, work)
+    return auc, ap, trap, tps[-1], fps[-1], precision[-1]
+
+
+def _one_row_block(pos, tp0, fp0, prev, b: _AreaBuffers):
+    """:func:`_counted_block` of integer counts holding one row per score (``neg = 1 - pos``).
+
+    Then the k-th score from the top has ``tp0 + fp0 + k`` rows at or above it (no cumulative
+    sum of the negatives, no zero division), and its AUROC term ``neg (2 tps - pos)`` is
+    ``2 tps`` at a negative: the block's numerator is ``2 (sum(tps) - sum(pos tps))``. Every
+    value equals :func:`_counted_block`'s (integers, and floats below 2**53 converted exactly).
+    """
+    k = pos.size
+    pos_d, tps, tmp, predicted, precision = b.pos[:k], b.tps[:k], b.tmp[:k], b.predicted[:k], b.precision[:k]
+    pos_d[:] = pos[::-1]
+    np.cumsum(pos_d, out=tps)
+    tps += tp0
+    auc = 2 * (int(tps.sum()) - int(np.multiply(pos_d, tps, out=tmp).sum()))
+    np.add(b.ranks[:k], float(tp0 + fp0), out=predicted)
+    np.divide(tps, predicted, out=precision)
+    ap, trap = _block_pr_sums(pos_d, precision, prev, b.work[:k])
+    tp = tps[-1]
+    return auc, ap, trap, tp, tp0 + fp0 + k - tp, precision[-1]
 
 
 def auroc_from_counts(pos, neg):
