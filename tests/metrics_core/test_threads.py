@@ -145,4 +145,6 @@ def test_packed_keys_equal_the_one_pass_build(many_threads):
     many_threads(3)
     y, s = _inputs(5, 1001, 3, "float64")
     expected = (s.view(np.uint64) << np.uint64(1)) | y.astype(np.uint64)
-    assert np.array_equal(kernels._packed_keys(s, y, np.uint64, 3), expected)
+    key, sort_as = kernels._packed_keys(s, y, np.uint64, 3)
+    assert np.array_equal(key, expected)
+    assert sort_as is kernels._key_order(expected.min(), expected.max())
