@@ -26,9 +26,10 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
     took 0.20 s for 10M u64 keys and 0.09 s for u32 on an AMD EPYC with AVX2 on 2026-11-26,
     against 0.25-0.27 s and 0.22 s for polars' on one or two threads). ``sort_as``: a dtype
     the u64 keys order as (:func:`_key_order`), whose sort numpy runs faster on AVX2, which has
-    no unsigned 64-bit compare: float64 15-25 %, int64 5-10 %. A 64-bit key with a float payload is sorted by
-    polars' stable frame sort on one thread (2x faster than numpy's stable argsort and the
-    gathers): its order of equal keys is the order their weights are summed in.
+    no unsigned 64-bit compare (10M keys: float64 0.144 s, uint64 0.169 s; int64 about 7 %
+    faster than uint64). A 64-bit key with a float payload is sorted by polars' stable frame
+    sort on one thread (2x faster than numpy's stable argsort and the gathers): its order of
+    equal keys is the order their weights are summed in.
     """
     if w is None:
         (key if sort_as is None else key.view(sort_as)).sort()

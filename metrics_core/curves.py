@@ -123,7 +123,9 @@ def _areas_1d(pos: np.ndarray, neg: np.ndarray) -> dict:
     for end in range(size, 0, -BLOCK):
         begin = max(0, end - BLOCK)
         k = end - begin
-        if exact and np.equal(np.add(pos[begin:end], neg[begin:end], out=buffers.tmp[:k]), 1, out=buffers.zero[:k]).all():
+        one_row = exact and np.equal(np.add(pos[begin:end], neg[begin:end], out=buffers.tmp[:k], dtype=np.int64), 1,
+                                     out=buffers.zero[:k]).all()
+        if one_row:
             parts = _one_row_block(pos[begin:end], tp0, fp0, prev, buffers)
         else:
             parts = _counted_block(pos[begin:end], neg[begin:end], tp0, fp0, prev, exact, buffers)
@@ -442,7 +444,7 @@ def lift_of_gain(frac: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray):
 
 
 def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
-    """Log loss and Brier score: of exact counts (:func:`metrics_core.losses.exact_loss_sums`), of binned ones from their loss sums.
+    """Log loss and Brier score of exact counts (:func:`~metrics_core.losses.exact_loss_sums`) or binned ones.
 
     Parameters
     ----------

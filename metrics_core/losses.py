@@ -14,6 +14,7 @@ _GROUP = 512  # factors per product in log_sum: 512 mantissas in [0.5, 1) multip
 _MANTISSA_BITS = np.int64(0x000FFFFFFFFFFFFF)
 _HALF_EXPONENT = np.int64(0x3FE0000000000000)  # the exponent field of the doubles in [0.5, 1)
 
+
 def clip_probability(s, out=None):
     """Scores clipped to [eps, 1 - eps], eps the float64 machine epsilon, as scikit-learn 1.9's log loss
     clips them: the one clipping of every log loss in metrics_core (binary, binned, multiclass, baselines).
@@ -188,7 +189,7 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tup
         np.not_equal(ps, 0, out=hp)
         np.subtract(1.0, pb, out=ob)
         np.copyto(ob, pb, where=hp)
-        if counted and np.equal(np.add(ps, ns, out=rows[:m]), 1, out=fb).all():  # one row per score
+        if counted and np.equal(np.add(ps, ns, out=rows[:m], dtype=np.int64), 1, out=fb).all():  # one row each
             ll -= log_sum(ob)
             brier += float(np.square(np.subtract(ps, s, out=wb), out=wb).sum())  # (1 - s)^2 or s^2, exactly
             continue

@@ -114,7 +114,8 @@ def test_ranking_areas_bit_identical_to_the_reference(monkeypatch, kind, weighte
 
 def test_ranking_areas_zero_count_entries_and_integer_dtypes():
     cases = [(np.array([1, 2, 0, 0]), np.array([3, 0, 0, 0])), (np.array([1, 0, 0, 2]), np.array([3, 0, 0, 1])),
-             (np.array([1, 3], np.uint8), np.array([2, 0], np.uint8)), (np.zeros(0, np.int64), np.zeros(0, np.int64))]
+             (np.array([1, 3], np.uint8), np.array([2, 0], np.uint8)), (np.zeros(0, np.int64), np.zeros(0, np.int64)),
+             (np.array([255, 0], np.uint8), np.array([2, 1], np.uint8))]  # 255 + 2 wraps to 1 in uint8
     for pos, neg in cases:
         got, want = curves.ranking_areas(pos, neg), _reference_areas(pos, neg, curves.BLOCK)
         for key in want:

@@ -95,3 +95,10 @@ def test_exact_loss_sums_weights_summing_to_one_are_not_one_row():
     ll, brier = exact_loss_sums(np.array([0.4]), np.array([0.3]), np.array([0.7]))
     assert math.isclose(ll, -(0.3 * math.log(0.4) + 0.7 * math.log(0.6)), rel_tol=1e-15)
     assert math.isclose(brier, 0.3 * 0.36 + 0.7 * 0.16, rel_tol=1e-15)
+
+
+def test_exact_loss_sums_small_unsigned_counts_are_not_wrapped_into_one_row():
+    # 255 + 2 is 1 in uint8: the counts are added as int64, so the score holds 257 rows
+    ll, brier = exact_loss_sums(np.array([0.1]), np.array([255], np.uint8), np.array([2], np.uint8))
+    assert math.isclose(ll, -(255 * math.log(0.1) + 2 * math.log(0.9)), rel_tol=1e-14)
+    assert math.isclose(brier, 255 * 0.81 + 2 * 0.01, rel_tol=1e-14)
