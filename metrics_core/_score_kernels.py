@@ -50,6 +50,24 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
     return frame["k"].to_numpy(), frame["w"].to_numpy()
 
 
+def one_row_each(pos: np.ndarray, neg: np.ndarray, work: np.ndarray, flags: np.ndarray) -> bool:
+    """Whether every score of a block holds exactly one counted row: integer counts with ``pos + neg == 1``.
+
+    The counts are added as int64 (uint8 counts of 255 + 2 would wrap to 1); ``work`` (int64)
+    and ``flags`` (bool) are buffers of the block's size. Weights (float counts) never qualify.
+    The ranking areas and the losses take faster, equal formulas for such blocks.
+
+    >>> b = np.empty(2, np.int64), np.empty(2, bool)
+    >>> one_row_each(np.array([1, 0]), np.array([0, 1]), *b)
+    True
+    >>> one_row_each(np.array([255], np.uint8), np.array([2], np.uint8), *b)
+    False
+    """
+    if pos.dtype.kind not in "iu" or neg.dtype.kind not in "iu":
+        return False
+    return bool(np.equal(np.add(pos, neg, out=work, dtype=np.int64), 1, out=flags).all())
+
+
 def _changes(key: np.ndarray, ignore_low_bit: bool) -> np.ndarray:
     """Bool mask of the positions where a sorted key starts a new run (computed in blocks)."""
     n = key.size

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metrics_core._score_kernels import one_row_each
 from metrics_core.counts import BinnedScoreCounts, ScoreCounts
 from metrics_core.formulas import ratio
 from metrics_core.losses import BLOCK, binned_losses, exact_loss_sums
@@ -123,9 +124,7 @@ def _areas_1d(pos: np.ndarray, neg: np.ndarray) -> dict:
     for end in range(size, 0, -BLOCK):
         begin = max(0, end - BLOCK)
         k = end - begin
-        one_row = exact and np.equal(np.add(pos[begin:end], neg[begin:end], out=buffers.tmp[:k], dtype=np.int64), 1,
-                                     out=buffers.zero[:k]).all()
-        if one_row:
+        if one_row_each(pos[begin:end], neg[begin:end], buffers.tmp[:k], buffers.zero[:k]):
             parts = _one_row_block(pos[begin:end], tp0, fp0, prev, buffers)
         else:
             parts = _counted_block(pos[begin:end], neg[begin:end], tp0, fp0, prev, exact, buffers)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from metrics_core._score_kernels import one_row_each
 from metrics_core.formulas import ratio
 
 BLOCK = 1 << 16  # distinct scores per block of the curves' and losses' kernels: temporaries stay in cache
@@ -13,6 +14,14 @@ _EPS = np.finfo(np.float64).eps  # the clipping of every log loss (clip_probabil
 _GROUP = 512  # factors per product in log_sum: 512 mantissas in [0.5, 1) multiply to >= 2**-512, no underflow
 _MANTISSA_BITS = np.int64(0x000FFFFFFFFFFFFF)
 _HALF_EXPONENT = np.int64(0x3FE0000000000000)  # the exponent field of the doubles in [0.5, 1)
+
+
+def _own_class_probability(p: np.ndarray, positive: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``p`` where ``positive``, else ``1 - p`` (rather than log1p(-p): scikit-learn builds its 1 - p
+    column the same way), written into ``out``: the probability of the class the rows hold."""
+    np.subtract(1.0, p, out=out)
+    np.copyto(out, p, where=positive)
+    return out
 
 
 def clip_probability(s, out=None):
@@ -84,8 +93,7 @@ def binned_loss_sums(y: np.ndarray, s: np.ndarray, cell: np.ndarray, bins: int, 
     # A row holds one class: one logarithm and one square per row (loss_terms' other two are 0).
     # The logarithms are summed, then negated (-sum(x) is sum(-x) exactly): one pass less.
     p = clip_probability(s)
-    log_own = np.subtract(1.0, p)  # the probability of the row's own class
-    np.copyto(log_own, p, where=y)
+    log_own = _own_class_probability(p, y, np.empty_like(p))
     np.log(log_own, out=log_own)
     squared = np.subtract(s, y)  # (s - 1)^2 is (1 - s)^2 exactly
     np.square(squared, out=squared)
@@ -172,10 +180,9 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tup
     """
     ll = brier = 0.0
     size = min(scores.size, BLOCK)
-    counted = pos.dtype.kind in "iu" and neg.dtype.kind in "iu"  # row counts, not weights
     # Reused cache-sized buffers: fresh 10M-element temporaries cost more in page faults than in maths.
     p, own, work, posf, negf = (np.empty(size) for _ in range(5))
-    rows = np.empty(size if counted else 0, dtype=np.int64)
+    rows = np.empty(size, dtype=np.int64)
     has_pos, flags = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
     for begin in range(0, scores.size, BLOCK):
         s = scores[begin:begin + BLOCK]
@@ -184,12 +191,8 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tup
         ps, ns = pos[begin:begin + m], neg[begin:begin + m]
         # Ascending scores: a block inside [eps, 1 - eps] has nothing to clip (all but the end blocks).
         pb = s if _EPS <= s[0] and s[-1] <= 1 - _EPS else clip_probability(s, out=pb)
-        # The probability of the class a score's rows hold: p where it has positives, else 1 - p
-        # (rather than log1p(-p): scikit-learn builds the 1 - p column the same way).
-        np.not_equal(ps, 0, out=hp)
-        np.subtract(1.0, pb, out=ob)
-        np.copyto(ob, pb, where=hp)
-        if counted and np.equal(np.add(ps, ns, out=rows[:m], dtype=np.int64), 1, out=fb).all():  # one row each
+        _own_class_probability(pb, np.not_equal(ps, 0, out=hp), ob)  # p where the score has positives
+        if one_row_each(ps, ns, rows[:m], fb):
             ll -= log_sum(ob)
             brier += float(np.square(np.subtract(ps, s, out=wb), out=wb).sum())  # (1 - s)^2 or s^2, exactly
             continue
