@@ -370,7 +370,10 @@ def predicted_class(scores, task: str, threshold: float = 0.5) -> np.ndarray:
     task : {"binary", "multiclass"}
     threshold : float
         Binary: a row is predicted positive (index 1 of ``[negative, positive]``) when its score
-        is >= ``threshold``.
+        is >= ``threshold``, compared as numbers: float32 scores are compared in float64, the
+        type the exact score counts hold them in. (numpy would round a Python ``threshold`` to
+        float32 first: 0.7 becomes 0.69999999, and a float32 score of 0.69999999 would count as
+        >= 0.7 here but not in the exact counts' confusion.)
 
     Returns
     -------
@@ -385,9 +388,11 @@ def predicted_class(scores, task: str, threshold: float = 0.5) -> np.ndarray:
     [0, 1, 1]
     >>> predicted_class([[0.2, 0.8], [0.5, 0.5]], "multiclass").tolist()
     [1, 0]
+    >>> predicted_class(np.array([0.7], np.float32), "binary", 0.7).tolist()  # 0.69999999 < 0.7
+    [0]
     """
     check_task(task)
     s = scores.to_numpy(zero_copy_only=False) if isinstance(scores, (pa.Array, pa.ChunkedArray)) else np.asarray(scores)
     if task == "binary":
-        return (s.reshape(-1) >= threshold).astype(np.int8)
+        return np.greater_equal(s.reshape(-1), np.float64(threshold)).astype(np.int8)  # (a float64 scalar: no rounding)
     return np.argmax(s, axis=1)

@@ -9,6 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import metrics_core as mc
 from metrics_core import contract as ct
@@ -158,6 +160,32 @@ def test_predicted_class_is_the_reports():
     assert ct.predicted_class(k, "multiclass").tolist() == [1, 0, 2]  # ties: the first column
     r = mc.multiclass_report([1, 0, 2], y_score=k, labels=[0, 1, 2], n_boot=20)
     assert r.metrics["accuracy"] == 1.0
+
+
+
+def _float32_neighbours(t: float) -> np.ndarray:
+    """float32 scores at and around ``t``: its nearest float32 and the one on each side."""
+    near = np.float32(t)
+    return np.array([np.nextafter(near, np.float32(0)), near, np.nextafter(near, np.float32(1))], np.float32)
+
+
+@pytest.mark.parametrize("t", [0.7, 0.1, 0.3, 0.5, 0.9, 1 / 3])
+def test_predicted_class_compares_float32_scores_with_the_threshold_as_numbers(t):
+    """A float32 score counts as >= t by its value, as in float64 (numpy rounded t to float32 first:
+    float32(0.7) = 0.69999999 was predicted positive at 0.7 by the binned and streamed confusions only)."""
+    s = _float32_neighbours(t)
+    expected = (s.astype(np.float64) >= t).astype(np.int8).tolist()
+    assert ct.predicted_class(s, "binary", t).tolist() == expected
+    assert ct.predicted_class(pa.array(s), "binary", t).tolist() == expected
+    if float(np.float32(t)) < t:  # the threshold rounds down in float32: the case numpy got wrong
+        assert expected == [0, 0, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=1e-6, max_value=1 - 1e-6))
+def test_predicted_class_of_float32_scores_is_that_of_their_float64_values(t):
+    s = np.concatenate((_float32_neighbours(t), np.linspace(0, 1, 11, dtype=np.float32)))
+    assert ct.predicted_class(s, "binary", t).tolist() == (s.astype(np.float64) >= t).astype(np.int8).tolist()
 
 
 def test_mixed_label_kinds():

@@ -288,3 +288,24 @@ def test_reversed_scores_rule_needs_auroc_below_0_3_and_a_tight_interval():
     assert 0.3 < r.metrics["auroc"] < 0.5 and reversed_scores(r.stats, r.metrics["auroc"]) is None
     upper = reversed_scores(r.stats, 0.29)
     assert upper is not None and 0.29 < upper < 0.31  # 20,000 rows: a tight interval
+
+
+def test_float32_scores_give_one_confusion_in_every_mode(tmp_path):
+    """Exact, binned, streamed (exact and confusion only) and monitoring confusions of float32 scores at
+    a threshold that float32 rounds down (0.7 -> 0.69999999) agree with those of the float64 values."""
+    rng = np.random.default_rng(7)
+    s = np.concatenate((np.full(40, 0.7, np.float32), rng.random(200).astype(np.float32)))
+    y = rng.integers(0, 2, s.size)
+    expected = skm.confusion_matrix(y, (s.astype(np.float64) >= 0.7).astype(int)).tolist()
+    assert float(np.float32(0.7)) < 0.7 and expected != skm.confusion_matrix(y, (s >= 0.7).astype(int)).tolist()
+    bins = np.linspace(0, 1, 11)
+    in_memory = {"exact": mc.binary_report(y, s, threshold=0.7, n_boot=0),
+                 "binned": mc.binary_report(y, s, threshold=0.7, bins=bins, n_boot=0)}
+    pq.write_table(pa.table({"label": y, "score": s}), tmp_path / "f32.parquet")
+    streamed = {kind: scan_stats(tmp_path / "f32.parquet", "binary", threshold=0.7, **kw).confusion.matrix.tolist()
+                for kind, kw in {"exact": {}, "binned": {"bins": bins}, "confusion only": {"confusion_only": True}}.items()}
+    period = scan_period(tmp_path / "f32.parquet", "binary", [0, 1], label="label", scores=["score"], threshold=0.7)
+    got = {**{f"{k} report": [[int(r.metrics[a]) for a in row] for row in (("tn", "fp"), ("fn", "tp"))]
+              for k, r in in_memory.items()},
+           **{f"{k} scan": m for k, m in streamed.items()}, "monitoring": period.performance.confusion.matrix.tolist()}
+    assert got == {k: expected for k in got}
