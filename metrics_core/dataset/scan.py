@@ -81,9 +81,8 @@ def class_labels(source, columns: Columns = Columns(), *, filter=None, batch_row
     seen: set = set()
     for _, batch in iter_batches(ds, cols + ([weight] if weight else []), filter=filter, batch_rows=batch_rows,
                                  parts=parts):
-        batch = _weighted(batch, weight)
-        for c in cols:
-            seen.update(pc.unique(batch.column(c)).drop_null().to_pylist())
+        for values in _weighted_values(batch, cols, weight):
+            seen.update(pc.unique(values).drop_null().to_pylist())
     if with_scores:
         seen.update(score_column_classes(ds.schema, columns))
     return np.array(sorted(seen))
@@ -308,21 +307,24 @@ def _reordered(batches):
     return ((batch, path, first_row) for path, batch, first_row in batches)
 
 
-def _weighted(batch: pa.RecordBatch, weight: str | None) -> pa.RecordBatch:
-    """The rows of positive weight (a row of weight 0 is an absent row, as in memory)."""
+def _weighted_values(batch: pa.RecordBatch, names: list[str], weight: str | None) -> list[pa.Array]:
+    """The columns ``names`` of ``batch`` on its rows of positive weight (a row of weight 0 is an absent
+    row, as in memory). Only these columns are filtered, not the batch's scores and weights."""
+    columns = [batch.column(name) for name in names]
     if weight is None:
-        return batch
-    return batch.filter(pc.fill_null(pc.greater(batch.column(weight), 0), True))
+        return columns
+    keep = pc.fill_null(pc.greater(batch.column(weight), 0), True)
+    return [column.filter(keep) for column in columns]
 
 
 def _seen_labels(plan: _Plan, batch: pa.RecordBatch, seen: set, path) -> None:
     """Add a binary batch's class values (rows of positive weight) to ``seen``; more than two is an error."""
     lay = plan.layout
-    batch = _weighted(batch, lay.weight)
-    y = batch.column(lay.label)
-    seen.update(pc.unique(y).to_pylist())
-    if lay.prediction and same_kind(y.type, batch.column(lay.prediction).type):
-        seen.update(pc.unique(batch.column(lay.prediction)).to_pylist())
+    names = [lay.label]
+    if lay.prediction and same_kind(batch.schema.field(lay.label).type, batch.schema.field(lay.prediction).type):
+        names.append(lay.prediction)
+    for values in _weighted_values(batch, names, lay.weight):
+        seen.update(pc.unique(values).to_pylist())
     if len(seen) > 2:
         binary_classes(sorted(seen, key=str), plan.pos_label, where=f"{path}: column {lay.label!r}")
 
