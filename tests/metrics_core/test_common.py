@@ -606,6 +606,19 @@ def t_bool_labels(case: Case):
     return case, replace(case, y_true=as_bool(case.y_true), y_pred=as_bool(case.y_pred), labels=(False, True))
 
 
+
+def t_float32_scores(case: Case):
+    """Scores held as float32 against the same values as float64. Binary: at a threshold float32 rounds
+    down (0.7 -> 0.69999999), with rows on float32(0.7), which are below it."""
+    if case.y_score is None:
+        return case, case
+    if case.task == "binary":
+        s = np.asarray(case.y_score, dtype=np.float64).copy()
+        s[::7] = np.float32(0.7)
+        case = replace(case, y_score=s, threshold=0.7)
+    s32 = np.asarray(case.y_score).astype(np.float32)
+    return replace(case, y_score=s32.astype(np.float64)), replace(case, y_score=s32)
+
 def _container(kind: str):
     def one(x):
         a = np.asarray(x)
@@ -657,6 +670,7 @@ TRANSFORMS = {
     "label_permutation": (t_label_permutation, {"multiclass", "multilabel"}),
     "string_labels": (t_string_labels, {"binary", "multiclass"}),
     "bool_labels": (t_bool_labels, {"binary"}),
+    "float32_scores": (t_float32_scores, {"binary", "multiclass"}),
     **{f"{kind}_input": (_t_container(kind), {"binary", "multiclass", "multilabel"})
        for kind in ("list", "polars", "pyarrow", "chunked")},
 }
