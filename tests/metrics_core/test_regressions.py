@@ -302,8 +302,9 @@ def test_float32_scores_give_one_confusion_in_every_mode(tmp_path):
     in_memory = {"exact": mc.binary_report(y, s, threshold=0.7, n_boot=0),
                  "binned": mc.binary_report(y, s, threshold=0.7, bins=bins, n_boot=0)}
     pq.write_table(pa.table({"label": y, "score": s}), tmp_path / "f32.parquet")
+    modes = {"exact": {}, "binned": {"bins": bins}, "confusion only": {"confusion_only": True}}
     streamed = {kind: scan_stats(tmp_path / "f32.parquet", "binary", threshold=0.7, **kw).confusion.matrix.tolist()
-                for kind, kw in {"exact": {}, "binned": {"bins": bins}, "confusion only": {"confusion_only": True}}.items()}
+                for kind, kw in modes.items()}
     period = scan_period(tmp_path / "f32.parquet", "binary", [0, 1], label="label", scores=["score"], threshold=0.7)
     got = {**{f"{k} report": [[int(r.metrics[a]) for a in row] for row in (("tn", "fp"), ("fn", "tp"))]
               for k, r in in_memory.items()},
