@@ -134,11 +134,13 @@ def warn_reversed(report):
 
 
 class ThresholdScaleWarning(MisreadInputWarning):
-    """A threshold meant for probabilities decided the confusion of scores on another scale.
+    """A threshold and the scores it decided the confusion of are on different scales.
 
-    Raised by the binary compute step when the scores leave [0, 1] (percentages, decision scores)
-    while the threshold lies in [0, 1] and the confusion follows it (:func:`warn_threshold_scale`).
-    ``share`` is the fraction of rows predicted positive.
+    Raised by the binary compute step when the confusion follows the threshold and either the
+    scores leave [0, 1] (percentages, decision scores) while the threshold lies in [0, 1], or the
+    scores lie in [0, 1] (probabilities) while the threshold does not (a percentage such as 70,
+    which predicts every row negative) (:func:`warn_threshold_scale`). ``share`` is the fraction
+    of rows predicted positive.
     """
 
     def __init__(self, message: str, share: float = float("nan")):
@@ -148,7 +150,8 @@ class ThresholdScaleWarning(MisreadInputWarning):
 
 def warn_threshold_scale(report):
     """Warn, with a :class:`ThresholdScaleWarning`, when a binary report's confusion comes from a
-    threshold in [0, 1] on scores outside [0, 1].
+    threshold in [0, 1] on scores outside [0, 1], or from a threshold outside [0, 1] on scores in
+    [0, 1].
 
     Parameters
     ----------
@@ -175,7 +178,7 @@ def warn_threshold_scale(report):
     stats, t = report.stats, report.options.get("threshold")
     sc = getattr(stats, "scores", None)
     if (report.task != "binary" or not isinstance(stats, BinaryStats) or not isinstance(sc, ScoreCounts)
-            or not sc.scores.size or t is None or not 0 <= t <= 1 or 0 <= sc.scores[0] <= sc.scores[-1] <= 1):
+            or not sc.scores.size or t is None or (0 <= t <= 1) == (0 <= sc.scores[0] <= sc.scores[-1] <= 1)):
         return report
     m = stats.confusion.matrix.astype(np.float64)
     i = int(np.searchsorted(sc.scores, t, side="left"))
@@ -184,10 +187,20 @@ def warn_threshold_scale(report):
     if total <= 0 or not math.isclose(m[:, 1].sum(), above, rel_tol=1e-9, abs_tol=1e-9):
         return report
     share = above / total
-    scores = f"The scores range from {sc.scores[0]:.4g} to {sc.scores[-1]:.4g}, outside [0, 1]"
-    warnings.warn(ThresholdScaleWarning(_threshold_message(scores, "confusion counts come", t, share), share),
-                  stacklevel=_caller_stacklevel())
+    if 0 <= t <= 1:
+        scores = f"The scores range from {sc.scores[0]:.4g} to {sc.scores[-1]:.4g}, outside [0, 1]"
+        message = _threshold_message(scores, "confusion counts come", t, share)
+    else:
+        message = _probability_scores_message(sc.scores[0], sc.scores[-1], t, share)
+    warnings.warn(ThresholdScaleWarning(message, share), stacklevel=_caller_stacklevel())
     return report
+
+
+def _probability_scores_message(low: float, high: float, threshold: float, share: float) -> str:
+    hint = f"If it is a percentage, use {threshold / 100:g}" if 0 <= threshold <= 100 else "Set it within [0, 1]"
+    return (f"The scores range from {low:.4g} to {high:.4g}, probabilities, but the threshold {threshold:g} is "
+            f"outside [0, 1]: {share:.1%} of the rows are predicted positive. {hint} (--threshold on the command "
+            "line; threshold: in a run spec; threshold= in Python).")
 
 
 def _threshold_message(scores: str, what: str, threshold: float, share: float) -> str:

@@ -265,6 +265,22 @@ def test_a_probability_threshold_on_percent_scores_warns_with_the_share_predicte
         assert _warned(mc.ThresholdScaleWarning, mc.binary_report, y, sample_weight=w, **quiet)[1] == []
 
 
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_percent_threshold_on_probability_scores_warns_with_the_share_predicted_positive(weighted):
+    """--threshold 70 meant 70 %: on probabilities it predicts every row negative (and -0.5 every row
+    positive), with no error; a ThresholdScaleWarning says so and what to use instead."""
+    y, s = _scores_of_class_1()
+    w = np.random.default_rng(3).integers(1, 4, y.size).astype(float) if weighted else None
+    for threshold, share, hint in ((70, 0.0, "use 0.7"), (-0.5, 1.0, "within [0, 1]")):
+        r, said = _warned(mc.ThresholdScaleWarning, mc.binary_report, y, y_score=s, sample_weight=w,
+                          threshold=threshold)
+        assert len(said) == 1 and said[0].share == share, [str(m) for m in said]
+        assert f"the threshold {threshold:g} is outside [0, 1]" in str(said[0]) and hint in str(said[0])
+        assert r.metrics["recall"] == share
+    for quiet in (dict(threshold=0.0), dict(threshold=1.0), dict(threshold=70, y_pred=(s >= 0.7).astype(int))):
+        assert _warned(mc.ThresholdScaleWarning, mc.binary_report, y, y_score=s, sample_weight=w, **quiet)[1] == []
+
 def test_the_bootstrap_does_not_repeat_a_misread_input_warning():
     """A paired bootstrap makes 2 x n_boot reports: the warnings come from the observed reports only."""
     from metrics_core.significance.bootstrap import paired_bootstrap
