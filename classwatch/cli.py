@@ -35,10 +35,10 @@ STARTUP_ENV = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
 #: our VMs): every thread on glibc's main heap, every array from it (no fresh mappings, even above
 #: 32 MiB), up to 1 GiB kept free between batches (each scan trims the heap at its end), Arrow's
 #: mimalloc without purging. Why each and what it measured: docs/large-data.md ("Allocator
-#: settings"). glibc reads its variables only
-#: when a process starts, so this process applies them through mallopt (:func:`tune_allocators`);
-#: the processes a command starts (Dask workers, servers) inherit the variables; mimalloc reads its
-#: variable when pyarrow is loaded, which no command does before this. A user's value wins.
+#: settings"). glibc reads its variables only when a process starts, so this process applies them
+#: through mallopt (:func:`tune_allocators`); the processes a command starts (Dask workers, servers)
+#: inherit the variables; mimalloc reads its variable when pyarrow is loaded, which no command does
+#: before this. A user's value wins.
 ALLOCATOR_ENV = {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_MAX_": "0", "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
                  "MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MIMALLOC_PURGE_DELAY": "-1"}
 # mallopt parameter numbers of glibc's <malloc.h> for the glibc variables above
