@@ -191,16 +191,16 @@ def warn_threshold_scale(report):
         scores = f"The scores range from {sc.scores[0]:.4g} to {sc.scores[-1]:.4g}, outside [0, 1]"
         message = _threshold_message(scores, "confusion counts come", t, share)
     else:
-        message = _probability_scores_message(sc.scores[0], sc.scores[-1], t, share)
+        scores = f"The scores range from {sc.scores[0]:.4g} to {sc.scores[-1]:.4g}, probabilities"
+        message = _probability_scores_message(scores, t, share)
     warnings.warn(ThresholdScaleWarning(message, share), stacklevel=_caller_stacklevel())
     return report
 
 
-def _probability_scores_message(low: float, high: float, threshold: float, share: float) -> str:
+def _probability_scores_message(scores: str, threshold: float, share: float) -> str:
     hint = f"If it is a percentage, use {threshold / 100:g}" if 0 <= threshold <= 100 else "Set it within [0, 1]"
-    return (f"The scores range from {low:.4g} to {high:.4g}, probabilities, but the threshold {threshold:g} is "
-            f"outside [0, 1]: {share:.1%} of the rows are predicted positive. {hint} (--threshold on the command "
-            "line; threshold: in a run spec; threshold= in Python).")
+    return (f"{scores}, but the threshold {threshold:g} is outside [0, 1]: {share:.1%} of the rows are predicted "
+            f"positive. {hint} (--threshold on the command line; threshold: in a run spec; threshold= in Python).")
 
 
 def _threshold_message(scores: str, what: str, threshold: float, share: float) -> str:
@@ -213,13 +213,18 @@ def warn_threshold_scale_period(where: str, outside: int, n_rows: int, predicted
                                 threshold: float) -> None:
     """Monitoring's :func:`warn_threshold_scale`: a binary period whose predicted class comes from
     ``threshold`` in [0, 1] while ``outside`` of its ``n_rows`` rows score outside [0, 1] (the
-    overflow bins of the default score range) warns with a :class:`ThresholdScaleWarning`."""
-    if outside <= 0 or n_rows <= 0 or not 0 <= threshold <= 1:
+    overflow bins of the default score range), or from a threshold outside [0, 1] while every row
+    scores in [0, 1], warns with a :class:`ThresholdScaleWarning`."""
+    if n_rows <= 0 or (outside > 0) != (0 <= threshold <= 1):
         return
     share = predicted_positive / n_rows
-    scores = f"{where}: {outside:,} of {n_rows:,} rows have scores outside [0, 1]"
-    warnings.warn(ThresholdScaleWarning(_threshold_message(scores, "predicted class comes", threshold, share),
-                                        share), stacklevel=_caller_stacklevel())
+    if outside > 0:
+        scores = f"{where}: {outside:,} of {n_rows:,} rows have scores outside [0, 1]"
+        message = _threshold_message(scores, "predicted class comes", threshold, share)
+    else:
+        message = _probability_scores_message(f"{where}: all {n_rows:,} rows score in [0, 1], probabilities",
+                                              threshold, share)
+    warnings.warn(ThresholdScaleWarning(message, share), stacklevel=_caller_stacklevel())
 
 
 def warn_misread(report):

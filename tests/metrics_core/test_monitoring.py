@@ -578,11 +578,20 @@ def test_a_binary_period_predicted_by_a_probability_threshold_on_percent_scores_
             warnings.simplefilter("always")
             mon.scan_period(table, "binary", [0, 1], label="label", **quiet)
         assert not [w for w in caught if isinstance(w.message, mc.MisreadInputWarning)], quiet
-    probabilities, _ = _binary_percent(scale=1.0)
+    probabilities, p = _binary_percent(scale=1.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         mon.scan_period(probabilities, "binary", [0, 1], label="label", scores=["score"])
     assert not [w for w in caught if isinstance(w.message, mc.MisreadInputWarning)]
+    # The other way round: a percentage threshold on probabilities predicts every row negative.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stats = mon.scan_period(probabilities, "binary", [0, 1], label="label", scores=["score"], threshold=70.0,
+                                where="deliveries")
+    said = [w.message for w in caught if isinstance(w.message, mc.ThresholdScaleWarning)]
+    assert len(said) == 1 and said[0].share == 0.0 and stats.pred_counts[1] == 0 == (p >= 70).sum()
+    assert "deliveries: all 3,000 rows score in [0, 1], probabilities, but the threshold 70 is outside" in str(said[0])
+    assert "use 0.7" in str(said[0])
 
 
 def test_an_in_memory_period_with_decimal_scores_has_the_statistics_of_its_floats():
