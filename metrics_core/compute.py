@@ -6,6 +6,8 @@ estimate and every bootstrap replicate come from the same formula.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from metrics_core import formulas as f
@@ -202,7 +204,7 @@ def score_metrics(sc: ScoreCounts | BinnedScoreCounts | None) -> dict:
     ranked = sc.as_score_counts() if isinstance(sc, BinnedScoreCounts) else sc
     # Two independent passes over the distinct scores, side by side on a large statistic.
     with side_thread(kernel_threads(ranked.scores.size)) as submit:
-        areas = submit(ranking_areas, ranked.pos, ranked.neg)
+        areas = submit(partial(ranking_areas, one_row_per_score=ranked.one_row_per_score), ranked.pos, ranked.neg)
         ll, brier = probability_losses(sc)  # here: its warning names the caller
     return {**areas.result(), "log_loss": ll, "brier": brier}
 

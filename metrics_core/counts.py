@@ -6,7 +6,7 @@ merging the statistics of any partition of the rows gives the statistic of all r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -117,6 +117,10 @@ class ScoreCounts:
         Distinct scores, strictly ascending.
     pos, neg : numpy.ndarray
         Positive and negative rows at each score: int64 when unweighted, float64 when weighted.
+    one_row_per_score : bool
+        True when every score is known to hold exactly one counted row (``pos + neg == 1``):
+        :meth:`from_arrays` sets it for distinct unweighted scores, so that the report's kernels
+        skip checking it block by block. False means unknown (they check); not compared.
 
     Examples
     --------
@@ -130,6 +134,7 @@ class ScoreCounts:
     scores: np.ndarray
     pos: np.ndarray
     neg: np.ndarray
+    one_row_per_score: bool = field(default=False, compare=False, repr=False)
 
     @classmethod
     def from_arrays(cls, y_true01, y_score, sample_weight=None) -> "ScoreCounts":
@@ -160,7 +165,7 @@ class ScoreCounts:
             s = s.astype(np.float64, copy=False)
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         if not s.size or s.min() >= 0:  # (no row-sized mask in the usual case)
-            return cls(*packed_counts(s, y, w))
+            return cls._counted(*packed_counts(s, y, w), rows=s.size if w is None else None)
         negative = s < 0
         # Mixed signs: negate the negative part so it packs too, then reverse it.
         keep = ~negative
@@ -169,8 +174,14 @@ class ScoreCounts:
             ps, ppos, pneg = packed_counts(s[keep], y[keep], None if w is None else w[keep])
         else:
             ps, ppos, pneg = np.empty(0), np.empty(0, npos.dtype), np.empty(0, nneg.dtype)
-        return cls(np.concatenate((-ns[::-1], ps)), np.concatenate((npos[::-1], ppos)),
-                   np.concatenate((nneg[::-1], pneg)))
+        return cls._counted(np.concatenate((-ns[::-1], ps)), np.concatenate((npos[::-1], ppos)),
+                            np.concatenate((nneg[::-1], pneg)), rows=s.size if w is None else None)
+
+    @classmethod
+    def _counted(cls, scores, pos, neg, rows: int | None) -> "ScoreCounts":
+        """Score counts of ``rows`` counted rows (None: weighted): as many distinct scores as rows, none
+        of them empty, means one row per score."""
+        return cls(scores, pos, neg, one_row_per_score=rows is not None and rows > 0 and scores.size == rows)
 
     @classmethod
     def of_values(cls, values, sample_weight=None) -> "ScoreCounts":

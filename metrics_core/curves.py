@@ -42,7 +42,7 @@ def _cumulative(sc: ScoreCounts):
     return tps, fps
 
 
-def ranking_areas(pos, neg) -> dict:
+def ranking_areas(pos, neg, *, one_row_per_score: bool = False) -> dict:
     """AUROC, average precision and the trapezoid area under PR, in one pass over the distinct scores.
 
     Parameters
@@ -50,6 +50,10 @@ def ranking_areas(pos, neg) -> dict:
     pos, neg : array-like
         Positive and negative counts (or weights) per distinct score, scores ascending on the
         last axis; leading axes are independent tables (e.g. bootstrap replicates or classes).
+    one_row_per_score : bool
+        The caller knows that every score holds exactly one counted row
+        (:attr:`ScoreCounts.one_row_per_score`): 1-D blocks skip checking it. The result is the
+        same either way.
 
     Returns
     -------
@@ -81,7 +85,7 @@ def ranking_areas(pos, neg) -> dict:
     pos = np.asarray(pos)
     neg = np.asarray(neg)
     if pos.ndim == 1:
-        return _areas_1d(pos, neg)
+        return _areas_1d(pos, neg, one_row_per_score)
     shape = pos.shape[:-1]
     pos_d = np.flip(pos, axis=-1).astype(np.float64)
     neg_d = np.flip(neg, axis=-1).astype(np.float64)
@@ -101,7 +105,7 @@ def ranking_areas(pos, neg) -> dict:
             "auprc_trapezoid": ratio(trap, 2 * p_total)}
 
 
-def _areas_1d(pos: np.ndarray, neg: np.ndarray) -> dict:
+def _areas_1d(pos: np.ndarray, neg: np.ndarray, one_row_per_score: bool = False) -> dict:
     """:func:`ranking_areas` of one table, in blocks of ``BLOCK`` scores (highest first) with reused buffers.
 
     Integer counts keep the AUROC numerator exact (Python int); float sums are per block
@@ -124,7 +128,7 @@ def _areas_1d(pos: np.ndarray, neg: np.ndarray) -> dict:
     for end in range(size, 0, -BLOCK):
         begin = max(0, end - BLOCK)
         k = end - begin
-        if one_row_each(pos[begin:end], neg[begin:end], buffers.tmp[:k], buffers.zero[:k]):
+        if one_row_per_score or one_row_each(pos[begin:end], neg[begin:end], buffers.tmp[:k], buffers.zero[:k]):
             parts = _one_row_block(pos[begin:end], tp0, fp0, prev, buffers)
         else:
             parts = _counted_block(pos[begin:end], neg[begin:end], tp0, fp0, prev, exact, buffers)
@@ -477,8 +481,8 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
     if s.size and (s[0] < 0 or s[-1] > 1):
         warnings.warn(_NOT_PROBABILITIES, RuntimeWarning, stacklevel=3)
         return float("nan"), float("nan")
-    ll, brier = exact_loss_sums(s, sc.pos, sc.neg)
-    total = float(sc.pos.sum() + sc.neg.sum())
+    ll, brier = exact_loss_sums(s, sc.pos, sc.neg, one_row_per_score=sc.one_row_per_score)
+    total = float(s.size) if sc.one_row_per_score else float(sc.pos.sum() + sc.neg.sum())
     return ratio(ll, total), ratio(brier, total)
 
 

@@ -151,7 +151,8 @@ def log_sum(q: np.ndarray) -> float:
     return total + float(np.log(q[grouped:]).sum()) + exponents * math.log(2.0)
 
 
-def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
+def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, *,
+                    one_row_per_score: bool = False) -> tuple[float, float]:
     """``(sum of the rows' -log p_own, sum of their squared errors)`` of exact score counts, in blocks of ``BLOCK``.
 
     The sums of :func:`loss_terms` over the distinct scores: ``pos * -log p + neg * -log(1 - p)``
@@ -167,6 +168,10 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tup
     pos, neg : numpy.ndarray
         Positive and negative counts at each score (non-negative; int when counted, float when
         weighted).
+    one_row_per_score : bool
+        The caller knows that every score holds exactly one counted row
+        (:attr:`~metrics_core.counts.ScoreCounts.one_row_per_score`): blocks skip checking it.
+        The result is the same either way.
 
     Returns
     -------
@@ -192,7 +197,7 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> tup
         # Ascending scores: a block inside [eps, 1 - eps] has nothing to clip (all but the end blocks).
         pb = s if _EPS <= s[0] and s[-1] <= 1 - _EPS else clip_probability(s, out=pb)
         _own_class_probability(pb, np.not_equal(ps, 0, out=hp), ob)  # p where the score has positives
-        if one_row_each(ps, ns, rows[:m], fb):
+        if one_row_per_score or one_row_each(ps, ns, rows[:m], fb):
             ll -= log_sum(ob)
             brier += float(np.square(np.subtract(ps, s, out=wb), out=wb).sum())  # (1 - s)^2 or s^2, exactly
             continue

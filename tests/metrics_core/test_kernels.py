@@ -226,3 +226,42 @@ def test_report_curves_equal_the_curve_functions(case):
                      ("lift", curves.lift_curve)):
         for key, want in zip(("x", "y", "thresholds"), fn(sc)):
             np.testing.assert_array_equal(got[name][key], want, err_msg=f"{name} {key}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_row_per_score_is_set_exactly_when_every_score_holds_one_row(kind, weighted):
+    """ScoreCounts.from_arrays tells the kernels that every score holds one counted row only when it
+    does (distinct unweighted scores, also of mixed signs); merges, weights and ties leave it unknown."""
+    from metrics_core.counts import ScoreCounts
+
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 2, 500):
+        s, y = _scores(kind, n, rng), rng.random(n) < 0.3
+        for scores in (s, s - 0.5):
+            w = rng.gamma(2.0, size=n) if weighted else None
+            sc = ScoreCounts.from_arrays(y, scores, w)
+            counted = not weighted and sc.pos.size > 0 and bool(np.all(sc.pos + sc.neg == 1))
+            assert sc.one_row_per_score == counted, (kind, weighted, n)
+            assert not sc.merge(ScoreCounts.from_arrays(y[:1], scores[:1] + 2.0)).one_row_per_score
+    assert ScoreCounts.from_arrays(np.array([True, False]), np.array([0.2, 0.7])).one_row_per_score
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.5], ids=["probabilities", "mixed signs"])
+def test_kernels_told_one_row_per_score_give_the_checked_results(shift):
+    """The flag only skips the per-block check: the same areas and loss sums, bit for bit, over 3 blocks."""
+    from metrics_core.counts import ScoreCounts
+    from metrics_core.curves import probability_losses, ranking_areas
+    from metrics_core.losses import BLOCK, exact_loss_sums
+
+    rng = np.random.default_rng(12)
+    n = 2 * BLOCK + 777
+    sc = ScoreCounts.from_arrays(rng.random(n) < 0.4, rng.random(n) - shift)
+    assert sc.one_row_per_score and sc.scores.size == n
+    assert ranking_areas(sc.pos, sc.neg, one_row_per_score=True) == ranking_areas(sc.pos, sc.neg)
+    assert exact_loss_sums(sc.scores, sc.pos, sc.neg, one_row_per_score=True) == \
+        exact_loss_sums(sc.scores, sc.pos, sc.neg)
+    unknown = ScoreCounts(sc.scores, sc.pos, sc.neg)
+    assert not unknown.one_row_per_score and unknown == sc
+    if not shift:
+        assert probability_losses(sc) == probability_losses(unknown)
