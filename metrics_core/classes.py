@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 from metrics_core.errors import InputError
 
 __all__ = ["TASKS", "binary_classes", "check_class_list", "check_label_kinds", "check_task", "class_indices",
-           "class_value", "positive_class", "predicted_class", "same_kind", "type_kind"]
+           "class_rows", "class_value", "positive_class", "predicted_class", "same_kind", "type_kind"]
 
 TASKS = ("binary", "multiclass")
 
@@ -257,6 +257,42 @@ def binary_classes(values: Iterable, pos_label, *, where: str = "y_true", absent
     if absent is _NEGATIVE:
         return [f"not {pos}" if isinstance(pos, str) else 0, pos]
     return [absent, pos]
+
+
+def class_rows(columns: dict[str, np.ndarray], keep: np.ndarray | None = None, first_row: int = 0) -> str:
+    """Where each class value is, for an error about too many classes: its number of rows and its
+    first row (the odd class out is usually a rare one).
+
+    Parameters
+    ----------
+    columns : dict of str to numpy.ndarray
+        The class values of each column, by the name to print (``"y_true"``, ``"column 'label'"``);
+        a value is counted in the first column that holds it.
+    keep : numpy.ndarray of bool, optional
+        The rows that count (rows of positive weight); None: every row.
+    first_row : int
+        The row number of the first row (in its file).
+
+    Returns
+    -------
+    str
+        ``"<value> in <count> row(s) of <column> (first: row <row>); ..."``.
+
+    Examples
+    --------
+    >>> print(class_rows({"y_true": np.array([0, 1, 0, 2, 1])}))
+    0 in 2 row(s) of y_true (first: row 0); 1 in 2 (first: row 1); 2 in 1 (first: row 3)
+    """
+    parts, found = [], set()
+    for name, values in columns.items():
+        rows = np.arange(values.size) if keep is None else np.flatnonzero(keep)
+        distinct, first, counts = np.unique(values[rows], return_index=True, return_counts=True)
+        for value, count, row in zip(distinct.tolist(), counts.tolist(), (rows[first] + first_row).tolist()):
+            if value not in found:
+                of = f" row(s) of {name}" if not parts or name != next(iter(columns)) else ""
+                parts.append(f"{value!r} in {count:,}{of} (first: row {row})")
+                found.add(value)
+    return "; ".join(parts)
 
 
 def _equal(a, b) -> bool:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 from metrics_core import _validate as v
-from metrics_core.contract import binary_classes, check_label_kinds, predicted_class, same_kind
+from metrics_core.contract import binary_classes, check_label_kinds, class_rows, predicted_class, same_kind
 from metrics_core.compute import as_floats, binary_confusion_metrics, multiclass_confusion_metrics, score_metrics
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts, auroc_counts
 from metrics_core.curves import _fractions, _precision, auroc_from_counts, lift_of_gain, pr_curve, roc_curve
@@ -89,23 +89,33 @@ def _distinct(y: np.ndarray) -> np.ndarray:
     if y.dtype.kind in "iub" and y.size:
         lo, hi = y.min(), y.max()
         if lo >= 0 and hi < 1 << 16:
-            if int(hi) - int(lo) < 4:  # (int: numpy bools do not subtract) min and max occur: test the few values between them (no int64 copy of the rows)
+            # min and max occur: test the few values between them (no int64 copy of the rows);
+            # int(), as numpy bools do not subtract
+            if int(hi) - int(lo) < 4:
                 between = [v for v in range(int(lo) + 1, int(hi)) if (y == v).any()]
                 return np.array([lo, *between, hi] if hi > lo else [lo], dtype=y.dtype)
             return np.flatnonzero(np.bincount(y.astype(np.intp, copy=False))).astype(y.dtype)
     return np.unique(y)
 
 
-def _binary_target(y_true: np.ndarray, y_pred: np.ndarray | None, pos_label) -> np.ndarray:
+def _binary_target(y_true: np.ndarray, y_pred: np.ndarray | None, pos_label, given: dict,
+                   keep: np.ndarray | None) -> np.ndarray:
     """The label order [negative, positive] of a binary report (the classes of ``y_true``, and of
-    ``y_pred`` when of the same kind), named by :func:`metrics_core.contract.binary_classes`."""
+    ``y_pred`` when of the same kind; rows of positive weight), named by :func:`metrics_core.contract.binary_classes`;
+    a third class is an error that says where each class of ``given`` (the arguments' rows ``keep``) is.
+    """
     values = _distinct(y_true)
     if y_pred is not None:
         check_label_kinds(values.dtype, y_pred.dtype)
         if same_kind(values.dtype, y_pred.dtype):
             values = np.unique(np.concatenate((values, _distinct(y_pred))))
-    # The negative class may be absent from a partition: None until a merge meets it.
-    return np.array(binary_classes(values.tolist(), pos_label, absent=None), dtype=object)
+    try:
+        # The negative class may be absent from a partition: None until a merge meets it.
+        return np.array(binary_classes(values.tolist(), pos_label, absent=None), dtype=object)
+    except InputError as exc:
+        if len(values) <= 2:
+            raise
+        raise InputError(f"{exc} {class_rows(given, keep)}.") from None
 
 
 def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=1, sample_weight=None,
@@ -168,10 +178,11 @@ def binary_stats(y_true, y_score=None, y_pred=None, *, threshold=0.5, pos_label=
     w = v.check_weights(sample_weight, n)
     tw = None if twin_weight is None else v.check_weights(twin_weight, n)
     keep = v.weighted_rows(w)
+    given = {"y_true": yt, **({} if yp is None or not same_kind(yt.dtype, yp.dtype) else {"y_pred": yp})}
     if keep is not None:  # a row of weight 0 is an absent row (validated all the same)
         yt, ys, yp, w, tw = (None if a is None else a[keep] for a in (yt, ys, yp, w, tw))
         n = int(np.count_nonzero(keep))
-    labels = _binary_target(yt, yp, pos_label)
+    labels = _binary_target(yt, yp, pos_label, given, keep)
     pos_label = labels[1]  # as the data writes it
     pos = yt == pos_label
     if ys is not None:

@@ -10,6 +10,7 @@ rows. The columns and the checks of the rows are the input contract's
 
 - :mod:`~metrics_core.dataset.formats`: the format of a file, opening a source.
 - :mod:`~metrics_core.dataset.batches`: partitions, batches, bad rows counted over a file.
+- :mod:`~metrics_core.dataset.labels`: the class values of the batches; where each is when there are too many.
 - :mod:`~metrics_core.dataset.merge`: merge trees, bucketed exact score merges, partial statistics.
 - :mod:`~metrics_core.dataset.scan`: the class list, whole and partial scans, class-at-a-time passes.
 """

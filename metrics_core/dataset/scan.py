@@ -11,12 +11,13 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from metrics_core import _validate as v
-from metrics_core.contract import (Columns, Layout, binary_classes, check_batch, check_class_list, class_indices,
+from metrics_core.contract import (Columns, Layout, check_batch, check_class_list, class_indices,
                                    predicted_class, read_type, resolve_layout, same_kind, score_column_classes,
                                    score_sums_off)
 from metrics_core.counts import ScoreCounts, fold_negative_runs
 from metrics_core.dataset.batches import Part, batches_with_rows, file_error, iter_batches, no_rows_error, total_rows
 from metrics_core.dataset.formats import open_dataset, where
+from metrics_core.dataset.labels import check_binary_labels, weighted_values
 from metrics_core.dataset.parallel import ordered_map
 from metrics_core.dataset.merge import (BucketedScoreMerger, PartialStats, TreeMerger, exact_score_counts, relabel,
                                         release_free_memory)
@@ -81,7 +82,7 @@ def class_labels(source, columns: Columns = Columns(), *, filter=None, batch_row
     seen: set = set()
     for _, batch in iter_batches(ds, cols + ([weight] if weight else []), filter=filter, batch_rows=batch_rows,
                                  parts=parts):
-        for values in _weighted_values(batch, cols, weight):
+        for values in weighted_values(batch, cols, weight):
             seen.update(pc.unique(values).drop_null().to_pylist())
     if with_scores:
         seen.update(score_column_classes(ds.schema, columns))
@@ -299,34 +300,19 @@ def _explain(exc: InputError, plan: _Plan, ds, path, batch, first_row: int, filt
         check_batch(batch, path, first_row=first_row, **plan.checks)
     except InputError as bad:
         return file_error(bad, ds, path, plan.needed, filter=filter, batch_rows=batch_rows, **plan.checks)
+    if plan.task == "binary":  # the batch's classes, named by file and column, and where each one is
+        lay = plan.layout
+        try:
+            check_binary_labels(batch, path, label=lay.label, prediction=lay.prediction, weight=lay.weight,
+                                pos_label=plan.pos_label, seen=set(), first_row=first_row, every_batch=True)
+        except InputError as bad:
+            return bad
     return InputError(f"{path} (rows {first_row}-{first_row + batch.num_rows - 1} of the file): {exc}")
 
 
 def _reordered(batches):
     """``(batch, path, first_row)`` from ``(path, batch, first_row)``: the argument order of :func:`_update`."""
     return ((batch, path, first_row) for path, batch, first_row in batches)
-
-
-def _weighted_values(batch: pa.RecordBatch, names: list[str], weight: str | None) -> list[pa.Array]:
-    """The columns ``names`` of ``batch`` on its rows of positive weight (a row of weight 0 is an absent
-    row, as in memory). Only these columns are filtered, not the batch's scores and weights."""
-    columns = [batch.column(name) for name in names]
-    if weight is None:
-        return columns
-    keep = pc.fill_null(pc.greater(batch.column(weight), 0), True)
-    return [column.filter(keep) for column in columns]
-
-
-def _seen_labels(plan: _Plan, batch: pa.RecordBatch, seen: set, path) -> None:
-    """Add a binary batch's class values (rows of positive weight) to ``seen``; more than two is an error."""
-    lay = plan.layout
-    names = [lay.label]
-    if lay.prediction and same_kind(batch.schema.field(lay.label).type, batch.schema.field(lay.prediction).type):
-        names.append(lay.prediction)
-    for values in _weighted_values(batch, names, lay.weight):
-        seen.update(pc.unique(values).to_pylist())
-    if len(seen) > 2:
-        binary_classes(sorted(seen, key=str), plan.pos_label, where=f"{path}: column {lay.label!r}")
 
 
 class _ExactScores:
@@ -421,7 +407,9 @@ confusion_only, twin_weight
         if isinstance(stats, InputError):
             raise _explain(stats, plan, ds, path, batch, first_row, filter, batch_rows) from None
         if task == "binary":
-            _seen_labels(plan, batch, seen, path)
+            lay = plan.layout
+            check_binary_labels(batch, path, label=lay.label, prediction=lay.prediction, weight=lay.weight,
+                                pos_label=plan.pos_label, seen=seen, first_row=first_row)
             # Batches merge by role (negative, positive); PartialStats.finish names the classes.
             roles = np.array([0, 1])
             stats = replace(stats, confusion=relabel(stats.confusion, roles),

@@ -118,6 +118,23 @@ def test_binary_classes_errors_and_the_report_agree():
     assert mc.binary_report([0, 1, 1], [0.2, 0.6, 0.9], pos_label="1").stats.confusion.labels.tolist() == [0, 1]
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_third_class_in_memory_says_where_each_class_is(weighted):
+    y = np.array([0, 1] * 10, dtype=object)
+    y[13] = 2
+    pred = y.copy()
+    pred[4] = 3  # a fourth class, in the predictions only
+    w = np.ones(20)
+    w[[0, 2]] = 0  # rows of weight 0 are no rows: neither counted nor the first row
+    expected = (r"y_true: a binary evaluation needs at most two classes, found 4: \[0, 1, 2, 3\]\. .* 0 in 8 row\(s\) "
+                r"of y_true \(first: row 4\); 1 in 9 \(first: row 1\); 2 in 1 \(first: row 13\); 3 in 1 row\(s\) of "
+                r"y_pred \(first: row 4\)\.$")
+    if not weighted:
+        expected = expected.replace("0 in 8", "0 in 10").replace(r"\(first: row 4\); 1", r"\(first: row 0\); 1")
+    with pytest.raises(mc.InputError, match=expected):
+        mc.binary_report(y.astype(int), y_pred=pred.astype(int), sample_weight=w if weighted else None)
+
+
 def test_streamed_binary_names_classes_like_the_report(tmp_path):
     """Two files, each holding one class: the names come from the contract once everything is merged."""
     for i, (label, pos) in enumerate([("no", False), ("yes", True)]):

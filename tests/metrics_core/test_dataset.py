@@ -425,7 +425,35 @@ def test_label_outside_the_class_list(multiclass_dir):
 def test_more_than_two_classes_for_binary(tmp_path):
     for i, labels in enumerate([[0, 1], [1, 2]]):
         pq.write_table(pa.table({"label": labels * 10, "score": np.linspace(0, 1, 20)}), tmp_path / f"f{i}.parquet")
-    with pytest.raises(mc.InputError, match=r"f1\.parquet: column 'label': a binary evaluation needs at most two"):
+    with pytest.raises(mc.InputError, match=r"f1\.parquet: column 'label': a binary evaluation needs at most two "
+                                            r"classes, found 3: \[0, 1, 2\]\. .* In rows 0-19 of the file: 1 in 10 "
+                                            r"row\(s\) of column 'label' \(first: row 0\); 2 in 10 \(first: row 1\)\."):
+        scan_stats(tmp_path, "binary")
+
+
+@pytest.mark.parametrize("weight", [None, "weight"])
+def test_a_third_class_inside_a_batch_is_named_by_column_count_and_first_row(tmp_path, weight):
+    labels = np.array([0, 1] * 20, dtype=object)
+    labels[[27, 33]] = 2  # two rows of a third class
+    labels[5] = "maybe"  # on a row of weight 0, which is no row: its class is not counted (nor an error)
+    weights = np.ones(40)
+    weights[5] = 0.0
+    table = pa.table({"label": labels.astype(str), "score": np.linspace(0, 1, 40), "weight": weights})
+    pq.write_table(table, tmp_path / "f.parquet")
+    columns = Columns(weight=weight)
+    expected = (r"f\.parquet: column 'label': a binary evaluation needs at most two classes, found 3: \['0', '1', '2'\]"
+                r"\. .* In rows 0-39 of the file: '0' in 20 row\(s\) of column 'label' \(first: row 0\); '1' in 17 "
+                r"\(first: row 1\); '2' in 2 \(first: row 27\)\.")
+    if weight is None:  # then the row of weight 0 is a row, and its class a fourth one
+        expected = r"found 4: \['0', '1', '2', 'maybe'\].* 'maybe' in 1 \(first: row 5\)\."
+    with pytest.raises(mc.InputError, match=expected):
+        scan_stats(tmp_path, "binary", columns, pos_label="1", batch_rows=100)
+
+
+def test_a_positive_class_missing_from_two_classes_is_named_by_file_and_column(tmp_path):
+    pq.write_table(pa.table({"label": ["no", "yes"] * 5, "score": np.linspace(0, 1, 10)}), tmp_path / "f.parquet")
+    with pytest.raises(mc.InputError, match=r"f\.parquet: column 'label': pos_label=1 is not one of the labels "
+                                            r"\['no', 'yes'\]\. Pass pos_label="):
         scan_stats(tmp_path, "binary")
 
 

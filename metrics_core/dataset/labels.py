@@ -1,0 +1,78 @@
+"""The class values of a scan's batches (rows of positive weight), and where each is when a binary scan has too many."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metrics_core.classes import binary_classes, class_rows, same_kind
+from metrics_core.errors import InputError
+
+
+def weighted_values(batch: pa.RecordBatch, names: Sequence[str], weight: str | None) -> list[pa.Array]:
+    """The columns ``names`` of ``batch`` on its rows of positive weight (a row of weight 0 is an absent
+    row, as in memory). Only these columns are filtered, not the batch's scores and weights."""
+    columns = [batch.column(name) for name in names]
+    if weight is None:
+        return columns
+    keep = pc.fill_null(pc.greater(batch.column(weight), 0), True)
+    return [column.filter(keep) for column in columns]
+
+
+def class_columns(batch: pa.RecordBatch, label: str, prediction: str | None) -> list[str]:
+    """The columns that hold class values: the label, and the prediction when its values are of the same kind."""
+    if prediction and same_kind(batch.schema.field(label).type, batch.schema.field(prediction).type):
+        return [label, prediction]
+    return [label]
+
+
+def check_binary_labels(batch: pa.RecordBatch, path, *, label: str, prediction: str | None, weight: str | None,
+                        pos_label, seen: set, first_row: int = 0, every_batch: bool = False) -> None:
+    """Add a binary batch's class values (rows of positive weight) to ``seen``, and check them.
+
+    Parameters
+    ----------
+    batch : pyarrow.RecordBatch
+        Rows of the file ``path``, the first of them row ``first_row`` of the file.
+    label, prediction, weight : column names
+        The roles (prediction and weight may be None).
+    pos_label
+        The positive class.
+    seen : set
+        The class values of the batches before this one; updated in place.
+    every_batch : bool
+        Check even when there are at most two classes (a positive class that is neither of two);
+        by default only more than two classes are checked, as the batches of a binary scan pass
+        the positive-class check one by one.
+
+    Raises
+    ------
+    InputError
+        From :func:`metrics_core.classes.binary_classes`, naming the file and the label column,
+        followed, when there are more than two classes, by where each class of this batch is:
+        its number of rows and its first row (the odd one out is usually the rare one).
+    """
+    names = class_columns(batch, label, prediction)
+    for values in weighted_values(batch, names, weight):
+        seen.update(pc.unique(values).to_pylist())
+    if len(seen) <= 2 and not every_batch:
+        return
+    try:
+        binary_classes(sorted(seen, key=str), pos_label, where=f"{path}: column {label!r}", absent=None)
+    except InputError as exc:
+        rows = f" {batch_class_rows(batch, names, weight, first_row)}" if len(seen) > 2 else ""
+        raise InputError(f"{exc}{rows}") from None
+
+
+def batch_class_rows(batch: pa.RecordBatch, names: Sequence[str], weight: str | None, first_row: int = 0) -> str:
+    """Where each class value of a batch is (:func:`metrics_core.classes.class_rows`), by file row.
+
+    >>> print(batch_class_rows(pa.record_batch({"label": [0, 1, 0, 2, 1]}), ["label"], None, first_row=100)[29:])
+    0 in 2 row(s) of column 'label' (first: row 100); 1 in 2 (first: row 101); 2 in 1 (first: row 103).
+    """
+    keep = None if weight is None else np.asarray(pc.fill_null(pc.greater(batch.column(weight), 0), True), dtype=bool)
+    columns = {f"column {name!r}": batch.column(name).to_numpy(zero_copy_only=False) for name in names}
+    return f"In rows {first_row}-{first_row + batch.num_rows - 1} of the file: {class_rows(columns, keep, first_row)}."
