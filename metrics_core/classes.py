@@ -145,12 +145,15 @@ def class_value(text: str, label_type: pa.DataType, what: str = "class", hint: s
 
     Examples
     --------
-    >>> class_value("3", pa.int16()), class_value("true", pa.bool_()), class_value("beer", pa.string())
-    (3, True, 'beer')
+    >>> class_value("3", pa.int16()), class_value("3.0", pa.int16()), class_value("true", pa.bool_())
+    (3, 3, True)
     """
     try:
-        if pa.types.is_integer(label_type):
-            return int(text)
+        if pa.types.is_integer(label_type):  # "3.0" too: the name a float class column gives the class 3
+            number = float(text)
+            if not number.is_integer():
+                raise ValueError(text)
+            return int(text) if text.strip().lstrip("+-").isdigit() else int(number)
         if pa.types.is_floating(label_type):
             return float(text)
         if pa.types.is_boolean(label_type):

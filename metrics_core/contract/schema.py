@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -55,7 +57,9 @@ class Columns:
     """Which column plays which role.
 
     Per-class scores of a multiclass model are the columns ``score_prefix + str(class)``
-    (``score_a``, ``score_b``, ...). ``weight`` and ``price`` are off (None) unless named.
+    (``score_a``, ``score_b``, ...); a number class also finds the column of the same number written
+    the other way (``score_1`` for the class 1.0, :meth:`class_score_columns`). ``weight`` and
+    ``price`` are off (None) unless named.
 
     Examples
     --------
@@ -73,9 +77,32 @@ class Columns:
     price: str | None = None
     features: tuple[str, ...] = ()
 
-    def class_score_columns(self, labels: Iterable) -> list[str]:
-        """Names of the per-class score columns for ``labels``, in that order."""
-        return [f"{self.score_prefix}{c}" for c in labels]
+    def class_score_columns(self, labels: Iterable, names: Sequence[str] = ()) -> list[str]:
+        """Names of the per-class score columns for ``labels``, in that order.
+
+        With the data's column ``names``, a number class whose own name is absent takes the column
+        of the same number: the class 1.0 of a float label column (as pandas writes integer classes
+        once the column held a NaN) reads ``score_1``, the class 1 reads ``score_1.0``.
+
+        >>> Columns().class_score_columns([0.0, 1.0], ["label", "score_0", "score_1.0"])
+        ['score_0', 'score_1.0']
+        """
+        out = []
+        for c in labels:
+            name = f"{self.score_prefix}{c}"
+            if name not in names and isinstance(c, numbers.Real) and not isinstance(c, (bool, np.bool_)):
+                name = next((n for n in names if self._suffix_number(n) == c), name)
+            out.append(name)
+        return out
+
+    def _suffix_number(self, name: str) -> float | None:
+        """The number after the score prefix of a column name (None: not a number)."""
+        if not name.startswith(self.score_prefix):
+            return None
+        try:
+            return float(name[len(self.score_prefix):])
+        except ValueError:
+            return None
 
 
 @dataclass(frozen=True)
@@ -274,8 +301,8 @@ def _score_columns(schema: pa.Schema, task: str, columns: Columns, classes: list
         return ([columns.score] if columns.score in names else []), classes
     if classes is None:
         found = score_column_classes(schema, columns)
-        return columns.class_score_columns(found), found or None
-    wanted = columns.class_score_columns(classes)
+        return columns.class_score_columns(found, names), found or None
+    wanted = columns.class_score_columns(classes, names)
     present = [c for c in wanted if c in names]
     if present and len(present) != len(wanted):
         gone = [c for c in wanted if c not in names]

@@ -429,7 +429,7 @@ def _scan_by_class(source, columns: Columns, *, labels, batch_rows, filter, prog
     """:func:`scan_stats` for exact multiclass, one class at a time (its ``by_class``)."""
     ds = open_dataset(source)
     class_list = np.asarray(list(labels)) if labels is not None else class_labels(ds, columns, filter=filter)
-    present = [c for c in columns.class_score_columns(class_list.tolist()) if c in ds.schema.names]
+    present = [c for c in columns.class_score_columns(class_list.tolist(), ds.schema.names) if c in ds.schema.names]
     passes = 1 + (len(class_list) if present else 0)
     total = total_rows(ds, filter, parts) if progress is not None else None
     offset = 0
@@ -497,7 +497,7 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
     """
     ds = open_dataset(source)
     class_list = np.asarray(list(class_list))
-    score_cols = columns.class_score_columns(class_list.tolist())
+    score_cols = columns.class_score_columns(class_list.tolist(), ds.schema.names)
     # The dtype a single pass would see (its N x K array): identical keys, so identical sums.
     dtype = np.result_type(*[read_type(ds.schema.field(c).type).to_pandas_dtype() for c in score_cols])
     needed = [columns.label, score_cols[j]] + ([columns.weight] if columns.weight else [])

@@ -154,6 +154,26 @@ def test_multiclass_streamed_equals_in_memory(multiclass_dir, weight, by_class, 
     assert got.intervals["auroc_ovr_macro"] == expected.intervals["auroc_ovr_macro"]
 
 
+@pytest.mark.parametrize("by_class", [False, True])
+@pytest.mark.parametrize("label_type, names, labels", [
+    (pa.float64(), ["score_0", "score_1", "score_2"], None),  # pandas' float classes, sklearn's integer names
+    (pa.float64(), ["score_0", "score_1", "score_2"], [0.0, 1.0, 2.0]),
+    (pa.int64(), ["score_0.0", "score_1.0", "score_2.0"], None),
+    (pa.int64(), ["score_0.0", "score_1.0", "score_2.0"], [0, 1, 2]),
+])
+def test_number_classes_find_their_score_columns_written_either_way(tmp_path, label_type, names, labels, by_class):
+    """The class 1.0 reads score_1 and the class 1 score_1.0, with the metrics of matching names."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 3, 600)
+    proba = rng.dirichlet(np.ones(3), 600)
+    table = pa.table({"label": pa.array(y).cast(label_type), **dict(zip(names, proba.T))})
+    pq.write_table(table, tmp_path / "f.parquet")
+    stats = scan_stats(tmp_path, "multiclass", labels=labels, by_class=by_class)
+    expected = mc.multiclass_report(y, y_score=proba, n_boot=0)
+    assert stats.confusion.labels.tolist() == [0, 1, 2]
+    assert_same_metrics(mc.multiclass_from_stats(stats, n_boot=0).metrics, expected.metrics, float_sums=("log_loss",))
+
+
 def test_class_at_a_time_is_the_default_for_parquet_not_csv(multiclass_dir, tmp_path):
     """A folded statistic holds about 2 x prevalence of the distinct scores; CSV is scanned once."""
     root, full = multiclass_dir
