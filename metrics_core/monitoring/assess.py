@@ -10,7 +10,7 @@ import polars as pl
 import pyarrow as pa
 
 from metrics_core import contract
-from metrics_core.classes import binary_classes, check_class_list
+from metrics_core.classes import binary_classes, check_class_list, class_rows
 from metrics_core.checks.frames import as_frame
 from metrics_core.contract import Columns
 from metrics_core.errors import InputError
@@ -237,6 +237,7 @@ def _arrow(table: Any, name: str) -> pa.Table:
 
 
 def _class_list(ref: pa.Table, task: str, columns: Columns, labels, positive_class) -> list:
+    names = []
     if labels is None:  # the sorted labels and predictions of the reference, as a file's class list
         names = [c for c in (columns.label, columns.prediction) if c in ref.column_names]
         if not names:
@@ -245,8 +246,21 @@ def _class_list(ref: pa.Table, task: str, columns: Columns, labels, positive_cla
         names = [n for n in names if ref.column(n).type == ref.column(names[0]).type]
         labels = sorted({v for n in names for v in ref.column(n).unique().drop_null().to_pylist()})
     if task == "binary":
-        return binary_classes(list(labels), positive_class, where=f"reference: column {columns.label!r}")
+        try:
+            return binary_classes(list(labels), positive_class, where=f"reference: column {columns.label!r}")
+        except InputError as exc:
+            if len(labels) <= 2 or not names:  # (a class list given: the error is about the list)
+                raise
+            raise InputError(f"{exc}{_reference_class_rows(ref, names)}") from None
     return check_class_list(list(labels), where=f"reference: column {columns.label!r}")
+
+
+def _reference_class_rows(ref: pa.Table, names: list[str]) -> str:
+    """Where each class of the reference is (:func:`metrics_core.classes.class_rows`), in its class
+    columns that miss no value (row numbers stay those of the reference)."""
+    complete = [n for n in names if ref.column(n).null_count == 0]
+    found = class_rows({f"column {n!r}": ref.column(n).to_numpy() for n in complete}) if complete else ""
+    return f" In the reference: {found}." if found else ""
 
 
 def _columns(columns: Columns | Mapping | None) -> Columns:

@@ -619,3 +619,19 @@ def test_a_binary_period_reports_the_log_loss_and_brier_score_of_its_rows():
                             report_options={"n_boot": 50})
     assert out.metrics["perf/log_loss"] == pytest.approx(log_loss(y, s), rel=1e-12)
     assert out.metrics["perf/brier"] == pytest.approx(brier_score_loss(y, s), rel=1e-12)
+
+
+@pytest.mark.parametrize("null_prediction", [False, True])
+def test_a_third_class_in_a_binary_reference_says_where_each_class_is(null_prediction):
+    """Its rows and first row by column; a column that misses values is left out of the listing."""
+    prediction = pa.array([0, 1, 1, 0, 1, 7], pa.int64()) if not null_prediction else \
+        pa.array([0, 1, None, 0, 1, 7], pa.int64())
+    ref = pa.table({"label": pa.array([0, 1, 0, 2, 1, 0]), "prediction": prediction})
+    cur = pa.table({"label": pa.array([0, 1]), "prediction": pa.array([0, 1])})
+    expected = (r"reference: column 'label': a binary evaluation needs at most two classes, found 4: \[0, 1, 2, 7\]\."
+                r".* In the reference: 0 in 3 row\(s\) of column 'label' \(first: row 0\); 1 in 2 \(first: row 1\); "
+                r"2 in 1 \(first: row 3\); 7 in 1 row\(s\) of column 'prediction' \(first: row 5\)\.$")
+    if null_prediction:  # the prediction column misses a value: the label column alone
+        expected = expected.replace(r"; 7 in 1 row\(s\) of column 'prediction' \(first: row 5\)", "")
+    with pytest.raises(InputError, match=expected):
+        mon.assess_period(ref, cur, task="binary", positive_class=1, report_options={"n_boot": 0})
