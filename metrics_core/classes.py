@@ -286,15 +286,29 @@ def class_rows(columns: dict[str, np.ndarray], keep: np.ndarray | None = None, f
     >>> print(class_rows({"y_true": np.array([0, 1, 0, 2, 1])}))
     0 in 2 row(s) of y_true (first: row 0); 1 in 2 (first: row 1); 2 in 1 (first: row 3)
     """
-    parts, found = [], set()
+    found: list[tuple] = []
     for name, values in columns.items():
         rows = np.arange(values.size) if keep is None else np.flatnonzero(keep)
         distinct, first, counts = np.unique(values[rows], return_index=True, return_counts=True)
-        for value, count, row in zip(distinct.tolist(), counts.tolist(), (rows[first] + first_row).tolist()):
-            if value not in found:
-                of = f" row(s) of {name}" if not parts or name != next(iter(columns)) else ""
-                parts.append(f"{value!r} in {count:,}{of} (first: row {row})")
-                found.add(value)
+        found += [(value, count, name, f"row {row}")
+                  for value, count, row in zip(distinct.tolist(), counts.tolist(), (rows[first] + first_row).tolist())]
+    return format_class_rows(found)
+
+
+def format_class_rows(found: list[tuple]) -> str:
+    """``(value, rows, column, first row)`` entries as :func:`class_rows` prints them: a value once,
+    from the first column that holds it; the column named where it changes.
+
+    >>> print(format_class_rows([(0, 2, "y_true", "row 0"), (3, 1, "y_pred", "row 4"), (0, 5, "y_pred", "row 1")]))
+    0 in 2 row(s) of y_true (first: row 0); 3 in 1 row(s) of y_pred (first: row 4)
+    """
+    parts, seen, last = [], set(), None
+    for value, count, name, first in found:
+        if value not in seen:
+            of = f" row(s) of {name}" if name != last else ""
+            parts.append(f"{value!r} in {count:,}{of} (first: {first})")
+            seen.add(value)
+            last = name
     return "; ".join(parts)
 
 

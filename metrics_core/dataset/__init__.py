@@ -18,11 +18,12 @@ rows. The columns and the checks of the rows are the input contract's
 from metrics_core.contract import Columns, check_batch, schema_changes, score_column_classes
 from metrics_core.dataset.batches import Part, file_error, iter_batches, no_rows_error, parts_of
 from metrics_core.dataset.formats import open_dataset, schema_of
+from metrics_core.dataset.labels import dataset_class_rows
 from metrics_core.dataset.merge import (BucketedScoreMerger, PartialStats, TreeMerger, merge_tree,
                                         release_free_memory)
 from metrics_core.dataset.scan import class_labels, scan_class_scores, scan_partial, scan_stats, scans_by_class
 
 __all__ = ["BucketedScoreMerger", "Columns", "Part", "PartialStats", "TreeMerger", "check_batch", "class_labels",
-           "file_error", "iter_batches", "merge_tree", "no_rows_error", "open_dataset", "parts_of",
-           "release_free_memory", "scan_class_scores", "scan_partial", "scan_stats", "scans_by_class",
+           "dataset_class_rows", "file_error", "iter_batches", "merge_tree", "no_rows_error", "open_dataset",
+           "parts_of", "release_free_memory", "scan_class_scores", "scan_partial", "scan_stats", "scans_by_class",
            "schema_changes", "schema_of", "score_column_classes"]

@@ -12,12 +12,12 @@ import pyarrow.dataset as pads
 
 from metrics_core import _validate as v
 from metrics_core.contract import (Columns, Layout, check_batch, check_class_list, class_indices,
-                                   predicted_class, read_type, resolve_layout, same_kind, score_column_classes,
+                                   predicted_class, read_type, resolve_layout, score_column_classes,
                                    score_sums_off)
 from metrics_core.counts import ScoreCounts, fold_negative_runs
 from metrics_core.dataset.batches import Part, batches_with_rows, file_error, iter_batches, no_rows_error, total_rows
 from metrics_core.dataset.formats import open_dataset, where
-from metrics_core.dataset.labels import check_binary_labels, weighted_values
+from metrics_core.dataset.labels import check_binary_labels, class_value_columns, weighted_values
 from metrics_core.dataset.parallel import ordered_map
 from metrics_core.dataset.merge import (BucketedScoreMerger, PartialStats, TreeMerger, exact_score_counts, relabel,
                                         release_free_memory)
@@ -73,12 +73,7 @@ def class_labels(source, columns: Columns = Columns(), *, filter=None, batch_row
     """
     ds = open_dataset(source)
     resolve_layout(ds.schema, "multiclass", columns, predictions=False, where=where(source))
-    cols = [columns.label]
-    if with_prediction is None:
-        with_prediction = columns.prediction in ds.schema.names
-    if with_prediction and same_kind(ds.schema.field(columns.prediction).type, ds.schema.field(columns.label).type):
-        cols.append(columns.prediction)
-    weight = columns.weight if columns.weight in ds.schema.names else None
+    cols, weight = class_value_columns(ds.schema, columns, with_prediction)
     seen: set = set()
     for _, batch in iter_batches(ds, cols + ([weight] if weight else []), filter=filter, batch_rows=batch_rows,
                                  parts=parts):

@@ -13,7 +13,7 @@ import pyarrow.dataset as pads
 
 from metrics_core import contract
 from metrics_core.contract import Columns, Layout, binary_classes, check_class_list, missing_columns, resolve_layout
-from metrics_core.dataset import class_labels, open_dataset
+from metrics_core.dataset import class_labels, dataset_class_rows, open_dataset
 from metrics_core.errors import InputError
 from tasks.config.spec import ColumnMap, RunSpec, SpecError
 
@@ -178,15 +178,25 @@ def _midnight(day: date, t: pa.DataType) -> pa.Scalar:
 
 def class_list(spec: RunSpec, source: str, filter=None) -> list:
     """The class list: the spec's ``labels``, else the sorted labels of ``source`` (binary:
-    ``[negative, positive]`` with the spec's ``positive_class``, named by the contract)."""
+    ``[negative, positive]`` with the spec's ``positive_class``, named by the contract).
+
+    More than two classes in a binary source is an :class:`InputError` that says where each
+    class is (rows and first row, :func:`metrics_core.dataset.dataset_class_rows`: a second pass).
+    """
     if spec.labels is not None:
         values = list(spec.labels)
     else:
         values = class_labels(source, columns_of(spec), filter=filter).tolist()
     where = f"{source}: column {spec.columns.label!r}"
-    if spec.task == "binary":
+    if spec.task != "binary":
+        return check_class_list(values, where=where)
+    try:
         return binary_classes(values, spec.positive_class, where=where)
-    return check_class_list(values, where=where)
+    except InputError as exc:
+        if spec.labels is not None or len(values) <= 2:  # (an error about the spec's list, or the positive class)
+            raise
+        where_each = dataset_class_rows(source, columns_of(spec), filter=filter)
+        raise InputError(f"{exc} Where they are: {where_each}.") from None
 
 
 def layout(spec: RunSpec, source: str, labels: list, *, require_labels: bool) -> Layout:

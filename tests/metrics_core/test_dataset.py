@@ -28,6 +28,7 @@ from metrics_core.dataset import (
     Columns,
     TreeMerger,
     check_batch,
+    dataset_class_rows,
     class_labels,
     iter_batches,
     merge_tree,
@@ -468,6 +469,23 @@ def test_a_third_class_inside_a_batch_is_named_by_column_count_and_first_row(tmp
         expected = r"found 4: \['0', '1', '2', 'maybe'\].* 'maybe' in 1 \(first: row 5\)\."
     with pytest.raises(mc.InputError, match=expected):
         scan_stats(tmp_path, "binary", columns, pos_label="1", batch_rows=100)
+
+
+def test_dataset_class_rows_counts_every_file_by_column_without_missing_or_weightless_rows(tmp_path):
+    """The second pass behind a class-list error: rows of positive weight, by value and column,
+    across files and batches, with the first row in its file; a missing label is not a class."""
+    (tmp_path / "p").mkdir()
+    pq.write_table(pa.table({"label": [0, None, 1, 0], "prediction": [0, 1, 1, 3],
+                             "weight": [1.0, 1.0, 1.0, 1.0]}), tmp_path / "p" / "a.parquet")
+    pq.write_table(pa.table({"label": [1, 2, 4, 2, 0], "prediction": [1, 0, 1, 1, 5],
+                             "weight": [1.0, 2.0, 0.0, 1.0, None]}), tmp_path / "p" / "b.parquet")
+    found = dataset_class_rows(tmp_path / "p", Columns(weight="weight"), batch_rows=2)
+    # label 4 has weight 0 (no row); a null weight counts (as in a scan); prediction 3 and 5 are not labels
+    assert found == ("0 in 3 row(s) of column 'label' (first: row 0 of a.parquet); 1 in 2 (first: row 2 of "
+                     "a.parquet); 2 in 2 (first: row 1 of b.parquet); 3 in 1 row(s) of column 'prediction' "
+                     "(first: row 3 of a.parquet); 5 in 1 (first: row 4 of b.parquet)")
+    without_weight = dataset_class_rows(tmp_path / "p", Columns(prediction="none"))
+    assert without_weight.endswith("; 4 in 1 (first: row 2 of b.parquet)") and "prediction" not in without_weight
 
 
 def test_a_positive_class_missing_from_two_classes_is_named_by_file_and_column(tmp_path):

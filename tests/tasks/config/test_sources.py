@@ -123,6 +123,26 @@ def test_class_list_binary(tmp_path):
     assert sources.class_list(spec, str(path)) == ["ham", "spam"]
 
 
+def test_a_third_class_of_a_binary_source_says_where_each_class_is(tmp_path):
+    """The class list of a reference (monitoring) or test set (evaluation) read from the data: a
+    third class names its rows and first row; unlabelled rows (null) and rows of weight 0 are none."""
+    path = tmp_path / "ref.parquet"
+    pl.DataFrame({"label": ["spam", None, "ham", "spam", "Spam", "eggs"], "score": [0.9, 0.1, 0.2, 0.7, 0.6, 0.5],
+                  "weight": [1.0, 1.0, 1.0, 1.0, 2.0, 0.0]}).write_parquet(path)
+    pl.DataFrame({"label": ["spam", "ham"], "score": [0.9, 0.1]}).write_parquet(tmp_path / "two.parquet")
+    spec = load_spec({"task": "binary", "positive_class": "spam"})
+    with pytest.raises(InputError, match=r"ref\.parquet: column 'label': a binary evaluation needs at most two "
+                                         r"classes, found 3: \['Spam', 'ham', 'spam'\]\. .* Where they are: "
+                                         r"'Spam' in 1 row\(s\) of column 'label' \(first: row 4 of ref\.parquet\); "
+                                         r"'ham' in 1 \(first: row 2 of ref\.parquet\); 'spam' in 2 \(first: row 0 "
+                                         r"of ref\.parquet\)\.$"):
+        sources.class_list(spec, str(path))
+    with pytest.raises(InputError, match=r"two\.parquet: column 'label': pos_label='eggs' is not one of the labels "
+                                         r"\['ham', 'spam'\]\. Pass pos_label=") as err:
+        sources.class_list(load_spec({"task": "binary", "positive_class": "eggs"}), str(path).replace("ref", "two"))
+    assert "Where they are" not in str(err.value)  # two classes: the error is about the positive class
+
+
 def test_a_default_column_written_out_is_not_required(tmp_path):
     """columns.price: price (the default, as the example spec writes it) on data without a price column is
     skipped; another name must exist; price: null turns a present price column off."""
