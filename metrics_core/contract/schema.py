@@ -209,6 +209,26 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
                       + (f"{why} " if why else "") + fix + ".")
 
 
+def check_label_spelling(names: Sequence[str], label: str, where: Any) -> None:
+    """A source without the label column but with a near-miss of its name (``lable`` for ``label``,
+    ``Label``) is an :class:`InputError`: monitoring it would read an ordinary-looking period
+    "without labels".
+
+    >>> try:
+    ...     check_label_spelling(["id", "lable", "score"], "label", "d.csv")
+    ... except InputError as exc:
+    ...     print(str(exc)[:81])
+    d.csv: no label column 'label', but column 'lable' looks like a misspelling of it
+    """
+    if label in names:
+        return
+    near = near_misses(label, names)
+    if near:
+        raise InputError(f"{where}: no label column {label!r}, but column {near[0]!r} looks like a misspelling of "
+                         f"it. Rename the column in the data, or name {near[0]!r} as the label column if it is one "
+                         "(columns.label in a run spec, columns={'label': ...} in Python); nothing was logged.")
+
+
 def resolve_layout(schema: pa.Schema, task: str, columns: Columns = Columns(), *, labels: Sequence | None = None,
                    require: Iterable[str] = ("label",), predictions: bool = True, use_prediction: bool | None = None,
                    where: Any = "data") -> Layout:

@@ -14,8 +14,8 @@ as set by one :class:`AlertPolicy` (:mod:`.policy`). :func:`assess_period` (:mod
 on in-memory tables (a notebook) and returns the :class:`PeriodAssessment` the flow logs.
 """
 
-from metrics_core.monitoring.decision import (POWER, VERDICTS, Alert, Headline, HeadlineCheck, Reason, decide_alert,
-                                              headline_check, headline_test)
+from metrics_core.monitoring.decision import (MIN_EXPECTED, POWER, VERDICTS, Alert, Headline, HeadlineCheck, Reason,
+                                              decide_alert, headline_check, headline_test, min_labelled)
 from metrics_core.monitoring.period import MAX_CELL_CLASSES, Bins, PeriodStats, binned, class_name, update
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, KINDS, POLICY, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
@@ -25,4 +25,5 @@ from metrics_core.monitoring.assess import PeriodAssessment, assess_period, asse
 __all__ = ["AlertPolicy", "POLICY", "DEFAULT_HEADLINE", "KINDS", "Bins", "PeriodStats", "update", "binned",
            "class_name", "scan_period", "TestKey", "compare", "price_impact_binned", "Headline", "HeadlineCheck",
            "Reason", "Alert", "decide_alert", "headline_check", "MAX_CELL_CLASSES", "MIN_PRICE_ROWS",
-           "PeriodAssessment", "assess_period", "assess_stats", "headline_test", "POWER", "VERDICTS"]
+           "PeriodAssessment", "assess_period", "assess_stats", "headline_test", "POWER", "VERDICTS", "MIN_EXPECTED",
+           "min_labelled"]

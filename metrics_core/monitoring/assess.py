@@ -82,7 +82,7 @@ def _report(stats: PeriodStats, options: Mapping | None):
     return from_stats(stats.performance, **dict(options or {}))
 
 
-def _headline(current: PeriodStats, metric: str, ref_report, cur_report) -> Headline | None:
+def _headline(reference: PeriodStats, current: PeriodStats, metric: str, ref_report, cur_report) -> Headline | None:
     """The headline metric of the period (value, interval, labelled rows) and of the reference; None without labels."""
     if cur_report is None:
         return None
@@ -92,7 +92,7 @@ def _headline(current: PeriodStats, metric: str, ref_report, cur_report) -> Head
     ref_value = ref_report.metrics.get(metric) if ref_report is not None else None
     ref_interval = ref_report.intervals.get(metric) if ref_report is not None else None
     return Headline(metric, cur_report.metrics[metric], cur_report.intervals.get(metric), ref_value, ref_interval,
-                    int(current.label_counts.sum()))
+                    int(current.label_counts.sum()), int(reference.label_counts.sum()) if ref_report is not None else 0)
 
 
 def _headline_metrics(metric: str, headline: Headline | None, decision: Alert) -> dict:
@@ -202,7 +202,7 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     tests = compare(reference, current)
     metric = headline_metric or DEFAULT_HEADLINE
     cur_report = _report(current, options)
-    headline = _headline(current, metric, _report(reference, options), cur_report)
+    headline = _headline(reference, current, metric, _report(reference, options), cur_report)
     lag = assess_estimate(reference, current, metric, beta=options.get("beta", 1.0), level=p.level,
                           seed=options.get("seed", 0))  # label lag and calibration (helper E)
     tests.update(lag.tests)
@@ -290,7 +290,9 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         and score-column classes) of the reference.
     columns : Columns or mapping, optional
         Column roles (:class:`metrics_core.contract.Columns`): ``label``, ``prediction``,
-        ``score``/``score_prefix``, ``price``, ``weight``.
+        ``score``/``score_prefix``, ``price``, ``weight``. A ``price`` or ``weight`` named here
+        must exist in both tables; a label column that is absent while a near-miss of its name
+        exists (``lable``) is an error, not a period without labels.
     positive_class : optional
         Binary: the positive class (default: as :func:`metrics_core.classes.binary_classes`).
     headline_metric : str, optional
@@ -336,8 +338,11 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
     ref, cur = _arrow(reference, "reference"), _arrow(current, "current")
     if classes not in ("open", "closed"):
         raise InputError(f"classes: expected 'open' or 'closed', got {classes!r}.")
+    for table, where in ((ref, "reference"), (cur, "current")):
+        contract.check_label_spelling(table.column_names, cols.label, where)
     class_list = _class_list(ref, task, cols, labels, positive_class)
-    layouts = [contract.resolve_layout(t.schema, task, cols, labels=class_list, require=[], where=w)
+    named = [role for role in ("price", "weight") if getattr(cols, role)]  # named: meant to be there
+    layouts = [contract.resolve_layout(t.schema, task, cols, labels=class_list, require=named, where=w)
                for t, w in ((ref, "reference"), (cur, "current"))]
     contract.check_same_schema(ref.schema, cur.schema, layouts[0], reference="reference", current="current")
     stats = [scan_period(t, task, class_list, bins, label=lay.label, prediction=lay.prediction, scores=lay.scores,

@@ -29,7 +29,8 @@ _TABLE_SCHEMA = {"name": pl.String, "test": pl.String, "statistic": pl.Float64, 
 class Headline:
     """The headline metric of a period: its ``value``, confidence ``interval`` (None or nan bounds
     when not computed), the ``reference`` window's value and interval (None without labels there)
-    and ``n_labelled``, the period's labelled rows (0 = unknown)."""
+    and ``n_labelled``, the period's labelled rows (0 = unknown), ``n_reference`` the reference's
+    (0 = unknown)."""
 
     metric: str
     value: float
@@ -37,11 +38,17 @@ class Headline:
     reference: float | None = None
     reference_interval: tuple[float, float] | None = None
     n_labelled: int = 0
+    n_reference: int = 0
 
 
 #: Power the headline test must have to see a drop of ``metric_drop``; below it the verdict is
 #: "not enough labels to judge" (the customary 80 %, Cohen 1988).
 POWER = 0.8
+
+#: Expected errors and expected successes the headline's z-test needs at the reference value: the
+#: textbook rule for the normal approximation of a proportion (n p >= 5 and n (1 - p) >= 5). With
+#: fewer labelled rows the test is undefined and the verdict "not enough labels to judge".
+MIN_EXPECTED = 5
 
 #: The verdicts of a period.
 VERDICTS = ("retrain", "not enough labels to judge", "no alert")
@@ -75,11 +82,13 @@ class HeadlineCheck:
     power: float = NAN
     n_labelled: int = 0
     n_needed: int | None = None
+    n_min: int = 0
 
     @property
     def enough_labels(self) -> bool:
-        """False when the test could not see a drop of ``threshold`` (power under :data:`POWER`)."""
-        return self.fails or not (self.power < POWER)
+        """False when the test could not see a drop of ``threshold`` (power under :data:`POWER`)
+        or the period has fewer labelled rows than its z-test needs (``n_min``)."""
+        return self.fails or not (self.power < POWER or 0 < self.n_labelled < self.n_min)
 
     @property
     def note(self) -> str:
@@ -89,6 +98,10 @@ class HeadlineCheck:
         if self.n_labelled == 0:
             return (f"not enough labels to judge {self.metric}: without labelled rows it sees a drop of "
                     f"{self.threshold:.3g} with power {self.power:.0%}")
+        if self.n_labelled < self.n_min:
+            return (f"not enough labels to judge {self.metric}: {self.n_labelled:,} labelled row(s) are too few "
+                    f"for its test, which needs at least {self.n_min:,} ({MIN_EXPECTED} expected errors and "
+                    f"successes at {self.reference:.3g})")
         head = (f"not enough labels to judge {self.metric}: {self.n_labelled:,} labelled rows see a drop of "
                 f"{self.threshold:.3g} with power {self.power:.0%}")
         if self.n_needed is None:
@@ -220,6 +233,19 @@ def _se(interval: tuple[float, float] | None, level: float) -> float:
     return (interval[1] - interval[0]) / (2.0 * z_critical(level))
 
 
+def min_labelled(value: float) -> int:
+    """Labelled rows the headline's z-test needs at ``value``, the reference (or floor) of a metric
+    read as a rate: :data:`MIN_EXPECTED` expected errors and as many successes; 0 (no minimum) for
+    a value outside (0, 1).
+
+    >>> min_labelled(0.885), min_labelled(0.5), min_labelled(0.99), min_labelled(1.0)
+    (44, 10, 500, 0)
+    """
+    if not 0.0 < value < 1.0:
+        return 0
+    return math.ceil(MIN_EXPECTED / min(value, 1.0 - value) - 1e-9)
+
+
 def headline_test(headline: Headline, policy: Any = None) -> tuple[TestResult, float, float] | None:
     """The one-sided z-test of the headline's drop against the reference, and its practical threshold.
 
@@ -250,6 +276,14 @@ def headline_test(headline: Headline, policy: Any = None) -> tuple[TestResult, f
     :func:`metrics_core.sampling.sample_size` at margin ``z_level * se_v*`` and ``expected = v``.
     Without intervals the p-value is nan and the test falls back to ``drop >= threshold``.
 
+    Small periods: the period's ``se_v`` is at least ``se_r sqrt(n_reference / n_labelled)``
+    (the reference's spread at the period's size), because a few rows that are all right or all
+    wrong give an interval of width 0; and with fewer labelled rows than :func:`min_labelled` of
+    the reference (:data:`MIN_EXPECTED` expected errors and successes, the normal
+    approximation's rule) the p-value is nan (no alert) and the verdict "not enough labels to
+    judge". One wrong row against a reference of 0.885 is then no alert: an exact binomial test
+    gives p = 0.115 for it, while the z-test on a collapsed interval gave p = 0.
+
     Examples
     --------
     >>> t, threshold, floor = headline_test(Headline("accuracy", 0.80, (0.78, 0.82), 0.85, (0.84, 0.86), 1500))
@@ -266,22 +300,36 @@ def headline_test(headline: Headline, policy: Any = None) -> tuple[TestResult, f
     se_r = _se(headline.reference_interval, p.level) if relative else 0.0
     se_r = 0.0 if not math.isfinite(se_r) else se_r
     se_v = _se(headline.interval, p.level)
+    n, n_min = headline.n_labelled, min_labelled(base)
+    if relative and n > 0 and headline.n_reference > 0 and se_r > 0 and math.isfinite(se_v):
+        # A small period's interval can collapse (a bootstrap of rows that are all right, or all
+        # wrong, has width 0); without a drop it spreads at least as the reference's does at n rows.
+        se_v = max(se_v, se_r * math.sqrt(headline.n_reference / n))
     se = math.hypot(se_r, se_v)
     drop = base - float(headline.value)
     threshold = p.metric_drop if relative else 0.0
-    z = drop / se if se > 0 else NAN
+    z = drop / se if se > 0 and not 0 < n < n_min else NAN
     pv = float(norm.sf(z)) if math.isfinite(z) else NAN
     z_a, z_b = float(norm.isf(p.alpha)), float(norm.isf(1 - POWER))
     power = float(norm.cdf(threshold / se - z_a)) if se > 0 and threshold > 0 else NAN
     details = {"reference": base, "value": float(headline.value), "se_reference": se_r, "se_current": se_v,
-               "power": power, "n_labelled": headline.n_labelled, "n_needed": NAN, "floor": floor}
-    if math.isfinite(power) and power < POWER and headline.n_labelled > 0:
+               "power": power, "n_labelled": n, "n_needed": NAN, "floor": floor, "n_min": n_min}
+    if math.isfinite(power) and power < POWER and n > 0:
         need = (threshold / (z_a + z_b)) ** 2 - se_r ** 2
         if need > 0:
-            details["n_needed"] = float(math.ceil(headline.n_labelled * se_v ** 2 / need - 1e-9))
+            details["n_needed"] = float(math.ceil(n * se_v ** 2 / need - 1e-9))
+    details["drop"] = float(drop)
+    effect = float(drop)
+    if 0 < n < n_min:  # an undefined test, not one judged on the drop alone (as one without intervals is)
+        details["n_needed"] = float(max(n_min, details["n_needed"])) if math.isfinite(details["n_needed"]) \
+            else float(n_min)
+        effect = NAN
     verdict = "undefined" if not math.isfinite(pv) else ("significant" if pv <= p.alpha else "not significant")
-    test = TestResult("one-sided z-test of the drop", float(z), pv, float(drop), f"drop of {headline.metric}",
-                      f"{verdict} at alpha {p.alpha:g}", p.alpha, headline.interval, details)
+    if 0 < n < n_min:
+        verdict = f"undefined: {n} labelled row(s), fewer than the {n_min} the normal approximation needs"
+    test = TestResult("one-sided z-test of the drop", float(z), pv, effect, f"drop of {headline.metric}",
+                      verdict if 0 < n < n_min else f"{verdict} at alpha {p.alpha:g}", p.alpha, headline.interval,
+                      details)
     return test, threshold, floor
 
 
@@ -334,10 +382,10 @@ def _check(headline: Headline, test: TestResult, row: dict, floor: float) -> Hea
     low, high = headline.interval if headline.interval is not None else (NAN, NAN)
     need = test.details["n_needed"]
     return HeadlineCheck(headline.metric, float(headline.value), float(low), float(high), float(floor),
-                         bool(row["drift"]), float(test.details["reference"]), float(test.effect_size),
+                         bool(row["drift"]), float(test.details["reference"]), float(test.details["drop"]),
                          float(row["threshold"]), float(test.p_value), float(row["p_adjusted"]),
                          float(test.details["power"]), int(headline.n_labelled),
-                         None if not math.isfinite(need) else int(need))
+                         None if not math.isfinite(need) else int(need), int(test.details["n_min"]))
 
 
 def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headline: Headline | None = None,

@@ -5,7 +5,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any, Mapping
+
+from metrics_core.contract import near_misses
+from metrics_core.errors import InputError
 
 __all__ = ["AlertPolicy", "POLICY", "KINDS", "DEFAULT_HEADLINE"]
 
@@ -46,8 +50,8 @@ class AlertPolicy:
       0.05 shift gives 0.05; a 0.3-point prevalence wobble moves a class's score distribution by
       at most 0.003. PSI of the scores (10 reference deciles) is logged with the 0.1/0.25 lines
       but does not decide: narrow deciles near 0 make it large for shifts no decision notices.
-    - ``price_change`` = 0.10: relative price shift of a class (predicted class): ``10**W - 1``
-      with W the Wasserstein distance of log10 prices (a uniform 15 % rise gives 0.15; robust to
+    - ``price_change`` = 0.10: relative price shift of a class (predicted class): ``10**(±W) - 1``
+      with W the Wasserstein distance of log10 prices (a uniform 15 % rise gives 0.15, a fall -0.15; robust to
       the pack-size modes that make medians jump), tested with KS on log prices. Monthly changes
       of a COICOP class index are mostly within a few percent (ONS CPI), so a 10 % jump is
       abnormal, and it moves the cost of the class's false positives and negatives (ONS Annexes
@@ -89,9 +93,22 @@ class AlertPolicy:
     def of(cls, policy: Any = None) -> "AlertPolicy":
         """The policy from None (the defaults), an AlertPolicy, a mapping or any object with some
         of the fields (e.g. the run spec's pydantic ``alerts``); missing or None fields take the
-        defaults, except ``metric_floor`` whose default is None."""
+        defaults, except ``metric_floor`` whose default is None. A mapping with a key that is no
+        field (``prevalance_change``) is an :class:`InputError`: the default would silently apply.
+
+        >>> AlertPolicy.of({"prevalance_change": 0.05})
+        Traceback (most recent call last):
+        ...
+        metrics_core.errors.InputError: alert policy: unknown field 'prevalance_change' (did you mean ...
+        """
         if policy is None or isinstance(policy, cls):
             return policy or POLICY
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = [k for k in policy if k not in names] if isinstance(policy, Mapping) else []
+        if unknown:
+            close = near_misses(str(unknown[0]), names) or get_close_matches(str(unknown[0]), names, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(f"alert policy: unknown field {unknown[0]!r}{hint}; the fields are {', '.join(names)}.")
         get = policy.get if isinstance(policy, Mapping) else (lambda k: getattr(policy, k, None))
         given = {f.name: get(f.name) for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in given.items() if v is not None})

@@ -102,7 +102,9 @@ def _price_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
     w1 = drift.wasserstein(r, c, threshold=None).statistic
     shift = float(np.dot(c.scores, c.counts) / c.total - np.dot(r.scores, r.counts) / r.total)
     m_r, m_c = 10 ** _median_log(r), 10 ** _median_log(c)
-    return dataclasses.replace(ks, effect_size=math.copysign(10 ** w1 - 1.0, shift), effect_name="relative price shift",
+    # The sign goes on W, not on 10**W - 1: a uniform fall by a factor f then reads f - 1, as a rise does.
+    effect = 10 ** math.copysign(w1, shift) - 1.0
+    return dataclasses.replace(ks, effect_size=effect, effect_name="relative price shift",
                                details={**ks.details, "ks_d": ks.statistic, "median_reference": m_r,
                                         "median_current": m_c, "geometric_mean_change": 10 ** shift - 1.0})
 
@@ -136,9 +138,9 @@ def compare(reference: PeriodStats, current: PeriodStats) -> dict[TestKey, TestR
           ``price:<c>``.
         - ``price:<c>``: KS on the binned log prices of predicted class c (both with at least
           :data:`MIN_PRICE_ROWS` rows, else left out); effect = relative price shift
-          ``10**W - 1`` signed by the change of the mean log price, W the Wasserstein-1 distance
-          of the log10 prices: a uniform 15 % rise gives 0.15. Unlike the median, it does not
-          jump between the modes of a multimodal price distribution (pack sizes); medians and
+          ``10**(±W) - 1``, W the Wasserstein-1 distance of the log10 prices, signed by the change
+          of the mean log price: a uniform 15 % rise gives 0.15, a uniform 15 % fall -0.15. Unlike
+          the median, it does not jump between the modes of a multimodal price distribution (pack sizes); medians and
           the geometric-mean change are in the details.
 
         An undefined test (e.g. a class absent from both periods) has a nan p-value and effect.

@@ -206,35 +206,15 @@ def layout(spec: RunSpec, source: str, labels: list, *, require_labels: bool) ->
     price or weight column the spec names with a name other than the default (a default name that
     is absent is skipped, even when the spec writes it out; ``price: null`` says there is none).
     A label column that is absent while the source has a near-miss name (``lable``) is an error
-    (:func:`check_label_spelling`), not a period without labels.
+    (:func:`metrics_core.contract.check_label_spelling`), not a period without labels.
     """
     c = spec.columns
     require = (["label"] if require_labels else []) + ["features"]
     require += [role for role in ("price", "weight")
                 if getattr(c, role) and getattr(c, role) != ColumnMap.model_fields[role].default]
     schema = open_dataset(source).schema
-    check_label_spelling(schema.names, c.label, source)
+    contract.check_label_spelling(schema.names, c.label, source)
     return resolve_layout(schema, spec.task, columns_of(spec), labels=labels, require=require, where=source)
-
-
-def check_label_spelling(names: list[str], label: str, source: str) -> None:
-    """A source without the label column but with a near-miss of its name (``lable`` for ``label``,
-    ``Label``) is an :class:`InputError`: monitoring it would log an ordinary-looking period
-    "without labels".
-
-    >>> try:
-    ...     check_label_spelling(["id", "lable", "score"], "label", "d.csv")
-    ... except InputError as exc:
-    ...     print(str(exc)[:81])
-    d.csv: no label column 'label', but column 'lable' looks like a misspelling of it
-    """
-    if label in names:
-        return
-    near = contract.near_misses(label, names)
-    if near:
-        raise InputError(f"{source}: no label column {label!r}, but column {near[0]!r} looks like a misspelling of "
-                         f"it. Rename the column in the data, or set columns.label in the spec to {near[0]!r} if that "
-                         "is the label column; nothing was logged.")
 
 
 def check_same_schema(reference: str, current: str, ref: Layout, cur: Layout | None = None) -> None:

@@ -259,6 +259,72 @@ def test_a_stable_month_with_few_labels_is_not_an_alert(reference, seed):
     assert out.metrics["balanced_accuracy_n_labelled_needed"] == h.n_needed
 
 
+def _three_class_reference(n=3000, seed=1):
+    rng = np.random.default_rng(seed)
+    names = np.array(["a", "b", "c"])
+    y = rng.choice(3, n, p=[0.5, 0.3, 0.2])
+    pred = np.where(rng.random(n) < 0.85, y, rng.choice(3, n))
+    return pl.DataFrame({"label": names[y], "prediction": names[pred]})
+
+
+@pytest.mark.parametrize("metric", ["balanced_accuracy", "accuracy"])
+@pytest.mark.parametrize("labels, predictions", [(["a"], ["b"]), (["a"], ["a"]), (["a", "b", "c"], ["b", "c", "a"]),
+                                                 (["a", "b"], ["a", "c"])])
+def test_a_handful_of_labelled_rows_is_not_enough_to_judge(labels, predictions, metric):
+    """One wrong row against a reference accuracy of 0.885 is no alert (an exact binomial test gives
+    p = 0.115; the z-test on the collapsed interval (0, 0) gave p = 0 and "retrain"), and rows that
+    are all right are not "no alert" with power 1: under MIN_EXPECTED expected errors at the
+    reference the test is undefined and the verdict says how many labelled rows it needs."""
+    ref = _three_class_reference()
+    out = mon.assess_period(ref, pl.DataFrame({"label": labels, "prediction": predictions}),
+                            headline_metric=metric)
+    h = out.decision.headline
+    reference = out.metrics[f"{metric}_reference"]
+    n_min = int(np.ceil(mon.MIN_EXPECTED / (1 - reference)))  # the reference is above 0.5
+    assert stats.binomtest(0, 1, 0.885).pvalue == pytest.approx(0.115)  # (the oracle of the first case)
+    assert out.decision.verdict == "not enough labels to judge" and not out.alert, out.decision.texts
+    assert h.n_min == n_min and h.n_labelled == len(labels) and np.isnan(h.p_value) and h.n_needed >= n_min
+    assert f"{len(labels)} labelled row(s) are too few for its test, which needs at least {n_min}" in \
+        out.decision.notes[0]
+    assert h.drop == pytest.approx(reference - out.metrics[metric])  # the drop is still reported
+
+
+def test_a_collapsed_interval_takes_the_reference_spread_at_the_period_size():
+    """100 labelled rows, all right: the bootstrap interval is (1, 1); power comes from the reference's
+    standard error scaled to 100 rows, not from a standard error of 0 (power 1, "no alert")."""
+    h = mon.Headline("balanced_accuracy", 1.0, (1.0, 1.0), 0.89, (0.88, 0.90), 100, 3000)
+    test, _, _ = mon.headline_test(h)
+    se_r = 0.02 / (2 * stats.norm.isf(0.025))
+    se = np.hypot(se_r, se_r * np.sqrt(3000 / 100))
+    assert test.details["power"] == pytest.approx(stats.norm.cdf(0.05 / se - stats.norm.isf(0.05)), rel=1e-12)
+    assert test.p_value == pytest.approx(stats.norm.sf(-0.11 / se), rel=1e-12)
+    wide = mon.Headline("balanced_accuracy", 0.9, (0.7, 1.0), 0.89, (0.88, 0.90), 100, 3000)  # wider: kept
+    assert mon.headline_test(wide)[0].details["se_current"] == pytest.approx(0.3 / (2 * stats.norm.isf(0.025)))
+    ref = _three_class_reference()
+    cur = pl.DataFrame({"label": ["a"] * 50 + ["b"] * 30 + ["c"] * 20}).with_columns(prediction=pl.col("label"))
+    out = mon.assess_period(ref, cur)
+    assert (out.metrics["balanced_accuracy_ci_low"], out.metrics["balanced_accuracy_ci_high"]) == (1.0, 1.0)
+    assert out.decision.verdict == "not enough labels to judge" and out.decision.headline.power < mon.POWER
+
+
+@pytest.mark.parametrize("columns, message", [
+    ({"price": "prise"}, r"reference: missing column 'prise' \(price\).* near miss of 'prise'"),
+    ({"weight": "w"}, r"reference: missing column 'w' \(weight\)"),
+    ({"label": "lable"}, r"reference: no label column 'lable', but column 'label' looks like a misspelling"),
+    ({"label": "Label"}, r"reference: no label column 'Label', but column 'label' looks like a misspelling")])
+def test_a_misspelt_column_role_is_an_error_not_a_period_without_it(columns, message):
+    """Every price doubled: with the price column misspelt the period read "no alert" (no price test
+    at all), and with the label misspelt an ordinary period without labels (no headline)."""
+    ref = _three_class_reference().with_columns(price=pl.lit(1.0))
+    cur = _three_class_reference(seed=2).with_columns(price=pl.lit(2.0))
+    assert mon.assess_period(ref, cur, columns={"price": "price"}).alert  # the right name sees the rise
+    with pytest.raises(InputError, match=message):
+        mon.assess_period(ref, cur, columns=columns)
+    if "label" not in columns:  # the same role in the current period only
+        with pytest.raises(InputError, match=message.replace("reference", "current")):
+            mon.assess_period(ref.rename({"price": next(iter(columns.values()))}), cur, columns=columns)
+
+
 def test_a_real_drop_with_enough_labels_alerts(reference):
     y, pred, s, price = period_arrays(20_000, 400, signal=1.6)
     cur = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, scores=s, price=price)
@@ -295,6 +361,17 @@ def test_one_policy_with_the_documented_defaults():
             p.metric_floor, p.level) == (0.05, "bh", 0.02, 0.1, 0.02, 0.10, 0.05, None, 0.95)
     assert mon.AlertPolicy.of({"psi": 0.3, "alpha": None}) == mon.AlertPolicy(psi=0.3)
     assert mon.DEFAULT_HEADLINE == "balanced_accuracy"
+
+
+@pytest.mark.parametrize("key, hint", [("prevalance_change", "did you mean 'prevalence_change'"),
+                                       ("PSI", "did you mean 'psi'"), ("route_to", "the fields are alpha,")])
+def test_an_unknown_policy_field_is_an_error_not_the_default(key, hint):
+    """A misspelt threshold would otherwise leave the default in force (a 3-point rise alerting
+    under a policy that asked for 5)."""
+    with pytest.raises(InputError, match=f"alert policy: unknown field '{key}'.*{hint}"):
+        mon.AlertPolicy.of({key: 0.05})
+    rise = {mon.TestKey("prevalence_pred", "a"): drift.two_proportion_z(1000, 10000, 1300, 10000)}
+    assert mon.decide_alert(rise).alert and not mon.decide_alert(rise, {"prevalence_change": 0.05}).alert
 
 
 def test_price_impact_binned_groups():
@@ -517,6 +594,19 @@ def test_price_rise_in_a_rarely_predicted_class_is_seen_on_labels(seed):
     assert reason.text.startswith("prices of 'c7' (labelled rows) rose")
 
 
+@pytest.mark.parametrize("factor", [0.85, 0.905, 1.095, 1.15])
+def test_a_uniform_price_change_reads_as_itself_up_or_down(factor):
+    """Every price of the same rows times ``factor``: the relative price shift is factor - 1 (a fall
+    by 15 % reads -15 %, not -17.6 %), so a 9.5 % fall alerts no more than a 9.5 % rise (threshold 10 %)."""
+    y, pred, _, price = rare_class_period(20_000, 11)
+    ref = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, price=price)
+    cur = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, price=price * factor)
+    decision = mon.decide_alert(mon.compare(ref, cur))
+    effect = mon.compare(ref, cur)[mon.TestKey("price", "c0")].effect_size
+    assert effect == pytest.approx(factor - 1, abs=0.002)  # log-price bins of 0.46 % width
+    assert ("price:c0" in {r.key.name for r in decision.reasons}) == (abs(factor - 1) >= 0.10)
+
+
 def test_price_cells_are_the_annex_e_groups_and_corrected_with_the_rest():
     y, pred, s, price = rare_class_period(20_000, 7)
     y2, pred2, s2, price2 = rare_class_period(20_000, 8)
@@ -527,9 +617,9 @@ def test_price_cells_are_the_annex_e_groups_and_corrected_with_the_rest():
     mask, mask2 = (pred == 0) & (y != 0), (pred2 == 0) & (y2 != 0)
     assert fp.details["ks_d"] == pytest.approx(stats.ks_2samp(np.log10(price[mask]), np.log10(price2[mask2])).statistic,
                                                abs=0.01)
-    assert fp.effect_size == pytest.approx(np.sign(np.log10(price2[mask2]).mean() - np.log10(price[mask]).mean())
-                                           * (10 ** stats.wasserstein_distance(np.log10(price[mask]),
-                                                                               np.log10(price2[mask2])) - 1), abs=0.005)
+    sign = np.sign(np.log10(price2[mask2]).mean() - np.log10(price[mask]).mean())
+    w1 = stats.wasserstein_distance(np.log10(price[mask]), np.log10(price2[mask2]))
+    assert fp.effect_size == pytest.approx(10 ** (sign * w1) - 1, abs=0.005)
     small = [k for k in (mon.TestKey("price_false_negative", c) for c in LABELS) if k not in tests]
     for k in small:  # groups under MIN_PRICE_ROWS rows are left out
         j = int(k.cls[1:])
