@@ -16,6 +16,6 @@ from metrics_core.contract.schema import (Columns, Layout, check_label_spelling,
 __all__ = ["Columns", "Layout", "Problem", "SCORE_SUM_HINT", "SCORE_SUM_TOLERANCE", "TASKS", "binary_classes",
            "check_batch", "check_class_list", "check_label_kinds", "check_label_spelling", "check_same_schema",
            "class_indices", "class_rows", "class_value", "decimals_as_floats", "missing_columns", "near_misses",
-           "positive_class", "predicted_class", "problem_error", "read_type", "resolve_layout", "row_problems", "same_kind",
-           "schema_changes", "score_column_classes", "score_sum_problem", "score_sums_off", "type_kind",
+           "positive_class", "predicted_class", "problem_error", "read_type", "resolve_layout", "row_problems",
+           "same_kind", "schema_changes", "score_column_classes", "score_sum_problem", "score_sums_off", "type_kind",
            "value_problems"]
