@@ -15,8 +15,11 @@ PSI_FLOOR = 1e-4
 
 
 def _threshold_verdict(name: str, value: float, threshold: float | None) -> str:
-    """'drift: name = v >= threshold t', 'no drift: ...', or no verdict without a threshold."""
-    if not np.isfinite(value):
+    """'drift: name = v >= threshold t', 'no drift: ...', or no verdict without a threshold;
+    'undefined: name is nan' for a nan value. An infinite value is judged like any other (the
+    normalised Wasserstein distance from a constant reference is inf, as drift_table judges it).
+    """
+    if np.isnan(value):
         return f"undefined: {name} is {value}"
     if threshold is None or not np.isfinite(threshold):
         return f"{name} = {value:.4g} (no threshold given)"
@@ -59,8 +62,8 @@ def psi(reference, current, bins=10, *, threshold: float | None = 0.25) -> TestR
     PSI = sum over bins of (q - p) ln(q / p), p and q the reference and current proportions
     per bin (Siddiqi 2006, Credit Risk Scorecards, ch. 8). An empty bin's proportion is raised
     to ``PSI_FLOOR`` = 1e-4 (without renormalising) so the log is finite, so PSI is never
-    undefined. Conventional reading: < 0.1 no shift, 0.1-0.25 moderate, >= 0.25 significant
-    (the default threshold).
+    undefined; a non-empty bin keeps its proportion, however small. Conventional reading: < 0.1
+    no shift, 0.1-0.25 moderate, >= 0.25 significant (the default threshold).
 
     Examples
     --------
@@ -71,9 +74,19 @@ def psi(reference, current, bins=10, *, threshold: float | None = 0.25) -> TestR
     return _psi(*_binned(reference, current, bins), threshold)
 
 
+def _floored(counts: np.ndarray) -> np.ndarray:
+    """The proportions of ``counts``, an empty bin's (exactly 0) raised to :data:`PSI_FLOOR`.
+
+    Only empty bins: a bin holding a sliver of the rows (under PSI_FLOOR) keeps its proportion,
+    else its log ratio, the part of PSI that measures it, would be understated.
+    """
+    p = counts / counts.sum()
+    p[counts == 0] = PSI_FLOOR
+    return p
+
+
 def _psi(r: np.ndarray, c: np.ndarray, info: dict, threshold) -> TestResult:
-    p = np.maximum(r / r.sum(), PSI_FLOOR)
-    q = np.maximum(c / c.sum(), PSI_FLOOR)
+    p, q = _floored(r), _floored(c)
     value = float(np.sum((q - p) * np.log(q / p)))
     return _distance("population stability index", "PSI", value, threshold,
                      {**info, "empty_bins": int(np.sum((r == 0) | (c == 0)))})

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from metrics_core._validate import check_lengths, check_scores, check_weights, to_numpy, weighted_rows
+from metrics_core.classes import binary_classes
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _labels, _verdict, _warn
 from metrics_core.misread import MisreadInputWarning
@@ -22,13 +23,23 @@ def _report(task: str, y, pred, kind: str, **kwargs):
 
 
 def _cells(task, y, a, b, kwargs) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per row the joint cell code (true, a, b) as ``(t k + a) k + b``, its weight, and k."""
+    """Per row the joint cell code (true, a, b) as ``(t k + a) k + b``, its weight, and k.
+
+    Binary: t, a and b are 1 for the positive class, named as the reports name it
+    (:func:`metrics_core.classes.binary_classes` over the values of y, a and b, so ``pos_label="1"``
+    is the class 1 of integer labels); an InputError when the three columns hold more than two classes.
+    """
     from metrics_core._validate import check_weights, encode
 
     n = y.size
     w = check_weights(kwargs.get("sample_weight"), n)
     if task == "binary":
-        pos = kwargs.get("pos_label", 1)
+        # Match pos_label as binary_report does (by value, else by its text), over the values of all
+        # three columns: each report sees only y and one model's predictions, and a raw ``x == pos``
+        # would compare the string "1" with the integer 1 (never equal).
+        values = np.unique(np.concatenate([np.unique(x) for x in (y, a, b)]))
+        pos = binary_classes(values.tolist(), kwargs.get("pos_label", 1), where="y_true, pred_a and pred_b",
+                             absent=None)[1]
         t, ia, ib = (np.asarray(x == pos, dtype=np.int64) for x in (y, a, b))
         k = 2
     else:
@@ -182,7 +193,9 @@ def paired_bootstrap(metric: str, y_true, pred_a, pred_b, *, n_boot: int = 1000,
     p = (1 + #{|d*_b - d| >= |d|}) / (n_boot + 1), which is 1 when the models agree on every
     row. Replicates where the metric is undefined (nan) are dropped, with a RuntimeWarning.
     Rows of weight 0 are dropped first (absent rows); weights scaled by a constant give the same
-    replicates.
+    replicates. Binary labels: ``pos_label`` names the positive class as the report names it
+    (:func:`metrics_core.classes.binary_classes`: ``"1"`` is the class 1 of integer labels), over
+    the values of ``y_true`` and both models; more than two classes among them is an InputError.
 
     Examples
     --------

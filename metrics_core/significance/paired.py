@@ -9,6 +9,7 @@ import numpy as np
 from scipy import stats
 
 from metrics_core._validate import check_lengths
+from metrics_core.classes import check_label_kinds
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _labels, _quiet, _sample, _verdict, _warn
 
@@ -189,6 +190,12 @@ def mcnemar(y_true, pred_a, pred_b, exact: bool = True, *, alpha: float = 0.05) 
     TestResult
         ``effect_size`` accuracy(a) - accuracy(b); ``details``: n and the two discordant counts.
 
+    Raises
+    ------
+    InputError
+        Mismatched lengths, NaN labels, or labels and predictions of mixed kinds (strings on one
+        side, numbers on the other: :func:`metrics_core.classes.check_label_kinds`).
+
     Notes
     -----
     With b = rows a gets right and b gets wrong, c = the reverse (McNemar 1947): exact=True is
@@ -208,6 +215,8 @@ def mcnemar(y_true, pred_a, pred_b, exact: bool = True, *, alpha: float = 0.05) 
     alpha = _check_alpha(alpha)
     y, a, b = _labels(y_true, "y_true"), _labels(pred_a, "pred_a"), _labels(pred_b, "pred_b")
     n = check_lengths(y_true=y, pred_a=a, pred_b=b)
+    for pred, name in ((a, "pred_a"), (b, "pred_b")):  # "1" never equals 1: an error, as in binary_report
+        check_label_kinds(y.dtype, pred.dtype, prediction=name)
     ok_a, ok_b = a == y, b == y
     n10, n01 = int(np.sum(ok_a & ~ok_b)), int(np.sum(~ok_a & ok_b))
     m = n10 + n01

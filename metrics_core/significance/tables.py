@@ -67,6 +67,28 @@ def chi_squared(table, *, alpha: float = 0.05) -> TestResult:
                       details=details)
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _check_int64_products(t: np.ndarray) -> None:
+    """Raise when ``scipy.stats.fisher_exact`` would overflow int64 on the 2 x 2 integer table ``t``.
+
+    scipy multiplies int64 counts (a d, b c, and (n + 1)(n1 + 1) for the mode of the two-sided
+    test), which wrap around past 2^63 - 1 (counts of about 3e9 and more) into a negative odds ratio and a
+    wrong p-value. Checked in Python integers (exact); a table with an empty row or column is safe
+    (scipy returns before multiplying) unless a count itself exceeds int64.
+    """
+    (a, b), (c, d) = (int(x) for x in t[0]), (int(x) for x in t[1])
+    if max(a, b, c, d) <= _INT64_MAX and (0 in (a + b, c + d, a + c, b + d)):
+        return
+    largest = max(a * d, b * c, (a + c + 1) * (a + b + 1))
+    if largest > _INT64_MAX:
+        raise InputError(f"table: counts too large for Fisher's exact test (total {a + b + c + d:,}): scipy "
+                         f"computes it in 64-bit integers, whose products overflow here (a product of "
+                         f"{largest:.3g} > 2^63 - 1). Use chi_squared (a close approximation when every expected "
+                         "count is 5 or more).")
+
+
 def fisher_exact(table, *, alpha: float = 0.05) -> TestResult:
     """Fisher's exact test on a 2 x 2 table (two-sided), effect size the sample odds ratio.
 
@@ -82,10 +104,18 @@ def fisher_exact(table, *, alpha: float = 0.05) -> TestResult:
     TestResult
         ``statistic`` and ``effect_size`` the odds ratio, ``p_value`` two-sided.
 
+    Raises
+    ------
+    InputError
+        A table that is not 2 x 2 of finite integer counts >= 0, or one too large for scipy's
+        int64 arithmetic (see Notes).
+
     Notes
     -----
     ``scipy.stats.fisher_exact`` (Fisher 1922). The odds ratio (a d) / (b c) is inf when
     b c = 0 < a d and nan when both products are 0 (e.g. a zero row), where the p-value is 1.
+    Tables whose products of counts exceed 2^63 - 1 (counts of about 3e9 and more), where scipy's
+    int64 arithmetic overflows into a negative odds ratio, are an InputError.
 
     Examples
     --------
@@ -100,6 +130,7 @@ def fisher_exact(table, *, alpha: float = 0.05) -> TestResult:
                          f"Use chi_squared for larger tables.")
     if np.any(t != np.round(t)):
         raise InputError("table: Fisher's exact test needs integer counts.")
+    _check_int64_products(t)
     res = stats.fisher_exact(t.astype(np.int64))
     odds = float(res.statistic)
     return TestResult("Fisher's exact test", odds, float(res.pvalue), odds, "odds ratio",

@@ -35,7 +35,7 @@ def numpy_psi(ref, cur, bins=10):
     inner = np.unique(np.quantile(ref, np.linspace(0, 1, bins + 1)[1:-1]))
     r = np.bincount(np.searchsorted(inner, ref, side="right"), minlength=inner.size + 1) / len(ref)
     c = np.bincount(np.searchsorted(inner, cur, side="right"), minlength=inner.size + 1) / len(cur)
-    r, c = np.maximum(r, 1e-4), np.maximum(c, 1e-4)
+    r, c = np.where(r == 0, 1e-4, r), np.where(c == 0, 1e-4, c)  # only empty bins are floored
     return float(np.sum((c - r) * np.log(c / r)))
 
 
@@ -86,6 +86,35 @@ def test_wasserstein_equals_scipy(a, b):
     ref = st.wasserstein_distance(a, b)
     for r, c in ((a, b), (parts(a), parts(b))):
         assert drift.wasserstein(r, c).statistic == pytest.approx(ref, rel=1e-9, abs=1e-12)
+
+
+def _counts(scores, counts):
+    return ScoreCounts(np.array(scores, dtype=float), np.array(counts, dtype=np.int64), np.zeros(len(counts), np.int64))
+
+
+# Statistics holding a value of count 0 whose counts still sum to their size (a 2 elsewhere): they
+# are not unit counts, so the rank of a value is not its cumulative count.
+ZERO_COUNTS = [
+    pytest.param(_counts([1.0, 2.0, 3.0], [2, 0, 1]), [1.5, 2.5, 3.5], id="reference, middle"),
+    pytest.param(_counts([0.1, 0.2, 0.3, 0.4], [0, 2, 1, 1]), [0.15, 0.2, 0.35, 0.5, 0.6], id="reference, first"),
+    pytest.param([0.0, 0.5, 0.5, 3.0], _counts([-1.0, 0.5, 2.0], [2, 1, 0]), id="current, last, signed"),
+    pytest.param(_counts([0.0, 1.0, 4.0], [1, 0, 2]), _counts([-2.0, 1.0, 3.0, 4.0], [0, 2, 1, 1]), id="both"),
+]
+
+
+def _rows(x):
+    return np.repeat(x.scores, x.pos) if isinstance(x, ScoreCounts) else np.asarray(x, dtype=float)
+
+
+@pytest.mark.parametrize("ref, cur", ZERO_COUNTS)
+def test_ks_and_wasserstein_of_statistics_with_a_zero_count_equal_scipy_on_the_rows(ref, cur):
+    r_rows, c_rows = _rows(ref), _rows(cur)
+    want_ks, want_w = st.ks_2samp(r_rows, c_rows), st.wasserstein_distance(r_rows, c_rows)
+    got_ks, got_w = drift.ks(ref, cur), drift.wasserstein(ref, cur)
+    assert got_ks.statistic == want_ks.statistic and got_ks.p_value == pytest.approx(want_ks.pvalue, abs=1e-12)
+    assert got_w.statistic == pytest.approx(want_w, rel=1e-12)
+    both = drift.compare(ref, cur, ("ks", "wasserstein"))  # the shared merge
+    assert both["ks"] == got_ks and both["wasserstein"] == got_w
 
 
 @SETTINGS
@@ -244,6 +273,23 @@ def test_category_mappings_and_psi_floor():
     assert drift.psi(ref, ref).statistic == 0.0 and drift.hellinger(ref, ref).statistic == 0.0
 
 
+@pytest.mark.parametrize("ref, cur", [
+    ({"a": 1, "b": 99_999}, {"a": 50_000, "b": 50_000}),                 # a sliver: kept, not floored
+    ({"a": 0, "b": 3, "c": 99_997}, {"a": 40_000, "b": 30_000, "c": 30_000}),  # an empty bin and a sliver
+    ({"a": 50_000, "b": 50_000}, {"a": 2, "b": 299_998}),                # a sliver in the current
+])
+def test_psi_floors_only_empty_bins(ref, cur):
+    p = np.array([ref.get(k, 0) for k in cur], dtype=float)
+    q = np.array([cur[k] for k in cur], dtype=float)
+    p, q = p / p.sum(), q / q.sum()
+    p[p == 0], q[q == 0] = drift.PSI_FLOOR, drift.PSI_FLOOR  # the docstring: an EMPTY bin's proportion
+    want = float(np.sum((q - p) * np.log(q / p)))
+    got = drift.psi(ref, cur)
+    assert got.statistic == pytest.approx(want, rel=1e-12)
+    assert got.details["empty_bins"] == sum(1 for k in cur if ref.get(k, 0) == 0 or cur[k] == 0)
+    assert drift.compare(ref, cur, ("psi",))["psi"] == got
+
+
 def test_discrete_bins_none_uses_distinct_values():
     a, b = [0, 0, 1, 2, 2, 2], [0, 1, 1, 3]
     # union of values 0, 1, 2, 3 -> reference [2, 1, 3, 0], current [1, 2, 0, 1]
@@ -357,6 +403,17 @@ def test_identical_distributions_show_no_drift():
     assert drift.wasserstein(a, a).statistic == 0.0 and drift.psi(a, a).statistic == 0.0
     assert drift.wasserstein([2.0, 2.0], [2.0]).effect_size == 0.0  # constant reference, no distance
     assert drift.wasserstein([2.0, 2.0], [3.0]).effect_size == math.inf
+
+
+@pytest.mark.parametrize("ref, cur", [([1.0, 1.0], [2.0, 3.0]), ([5.0], [4.0, 5.0]), ([0.0, 0.0, 0.0], [1e-9])])
+def test_wasserstein_from_a_constant_reference_is_inf_and_drift(ref, cur):
+    dist = st.wasserstein_distance(ref, cur)  # > 0 and the reference std is 0: the docstring's inf
+    r = drift.wasserstein(ref, cur)
+    assert r.statistic == pytest.approx(dist, rel=1e-12) and r.effect_size == math.inf
+    assert r.verdict == "drift: normalised Wasserstein = inf >= threshold 0.1"
+    assert drift.drift_table({"w": r})["drift"].to_list() == [True]  # the table judges it drift too
+    plain = drift.wasserstein(ref, cur, threshold=None)
+    assert plain.verdict == "normalised Wasserstein = inf (no threshold given)"
 
 
 # ---------------------------------------------------------------- bad input

@@ -11,7 +11,7 @@ import pytest
 import scipy.stats as st
 from hypothesis import given, settings
 from hypothesis import strategies as hs
-from sklearn.metrics import accuracy_score, f1_score, roc_auc_score
+from sklearn.metrics import accuracy_score, f1_score, recall_score, roc_auc_score
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
@@ -314,6 +314,79 @@ def test_paired_bootstrap_scores_auroc():
     assert r.interval[0] < r.statistic < r.interval[1] and r.p_value < 0.05
     with pytest.raises(InputError, match="kind='score'"):
         sig.paired_bootstrap("auroc", y, y, y)
+
+
+def _text(v):
+    return np.array([str(x) for x in v])
+
+
+# The positive class as binary_report matches it (metrics_core.classes.binary_classes): by value, else
+# by its text. String labels with the default pos_label=1, and pos_label="1" on integer labels, name
+# the same class "1"/1 as integer labels with pos_label=1.
+POSITIVE_BY_TEXT = [
+    pytest.param(_text, {}, id="string labels, default pos_label"),
+    pytest.param(_text, {"pos_label": "1"}, id="string labels, pos_label='1'"),
+    pytest.param(_text, {"pos_label": 1}, id="string labels, pos_label=1"),
+    pytest.param(lambda v: v, {"pos_label": "1"}, id="integer labels, pos_label='1'"),
+]
+
+
+@pytest.mark.parametrize("as_labels, pos", POSITIVE_BY_TEXT)
+@pytest.mark.parametrize("metric, score", [("accuracy", accuracy_score), ("recall", recall_score), ("f1", f1_score)])
+def test_paired_bootstrap_matches_the_positive_class_as_the_report_does(as_labels, pos, metric, score):
+    y, a, b = _labels()
+    r = quiet(sig.paired_bootstrap, metric, as_labels(y), as_labels(a), as_labels(b), n_boot=300, seed=7, **pos)
+    oracle = quiet(sig.paired_bootstrap, metric, y, a, b, n_boot=300, seed=7)  # integer labels, pos_label=1
+    assert r == oracle  # statistic, p-value, interval and replicates kept, replicate for replicate
+    assert close(r.statistic, score(y, a) - score(y, b))  # sklearn, integer labels, positive class 1
+    assert r.details["n_boot"] == 300 and r.interval[0] < r.statistic < r.interval[1] and r.p_value < 0.05
+
+
+def test_paired_bootstrap_with_three_classes_over_both_models_is_an_error():
+    # Each report sees two classes ({0, 1} and {0, 2}) but together the models name three.
+    y, a, b = [0] * 6, [0, 1, 0, 1, 0, 1], [0, 2, 0, 2, 0, 2]
+    with pytest.raises(InputError, match="y_true, pred_a and pred_b: a binary evaluation needs at most two"):
+        quiet(sig.paired_bootstrap, "accuracy", y, a, b, n_boot=10, pos_label=0)
+
+
+MIXED = [
+    pytest.param(["1", "1", "0", "0"], [1, 1, 0, 1], [0, 1, 0, 0], "pred_a", id="string y_true"),
+    pytest.param([1, 1, 0, 0], ["1", "1", "0", "1"], [0, 1, 0, 0], "pred_a", id="string pred_a"),
+    pytest.param([1, 1, 0, 0], [1, 1, 0, 1], ["0", "1", "0", "0"], "pred_b", id="string pred_b"),
+    pytest.param([True, True, False, False], [1, 1, 0, 1], ["no", "yes", "no", "no"], "pred_b", id="bool vs string"),
+]
+
+
+@pytest.mark.parametrize("y, a, b, culprit", MIXED)
+def test_mcnemar_rejects_mixed_label_kinds_as_binary_report_does(y, a, b, culprit):
+    from metrics_core.report import binary_report
+
+    pred = a if culprit == "pred_a" else b
+    with pytest.raises(InputError, match=r"\(mixed label types\)") as report_error:
+        binary_report(y, y_pred=pred)
+    with pytest.raises(InputError, match=r"\(mixed label types\)") as ours:
+        sig.mcnemar(y, a, b)
+    # the same contract check (metrics_core.classes.check_label_kinds), naming mcnemar's argument
+    assert str(ours.value) == str(report_error.value).replace("y_pred holds", f"{culprit} holds", 1)
+
+
+@pytest.mark.parametrize("table", [[[4_000_000_000, 1], [1, 4_000_000_000]],
+                                   [[3_100_000_000, 3_100_000_000], [1, 3_100_000_000]],
+                                   [[1, 3_100_000_000], [3_100_000_000, 1]],
+                                   [[1e19, 1], [0, 0]]])
+def test_fisher_exact_past_int64_is_an_error_not_a_negative_odds_ratio(table):
+    # scipy computes a d, b c and (n + 1)(n1 + 1) in int64: past 2^63 - 1 they wrap around.
+    with pytest.raises(InputError, match="counts too large for Fisher's exact test.*Use chi_squared"):
+        sig.fisher_exact(table)
+
+
+@pytest.mark.parametrize("table", [[[1_000_000_000, 1], [1, 1_000_000_000]], [[2_000_000_000, 7], [3, 900]],
+                                   [[5_000_000_000, 0], [0, 0]], [[0, 0], [4_000_000_000, 4_000_000_000]]])
+def test_fisher_exact_with_large_counts_below_the_limit_equals_scipy(table):
+    (a, b), (c, d) = table
+    r, ref = quiet(sig.fisher_exact, table), quiet(st.fisher_exact, table)
+    hand = math.nan if 0 in (a + b, c + d, a + c, b + d) else (a * d) / (b * c)  # Python integers: exact
+    assert close(r.statistic, hand) and close(r.statistic, ref.statistic) and close(r.p_value, ref.pvalue)
 
 
 # ---------------------------------------------------------------- bad input
