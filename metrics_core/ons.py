@@ -470,16 +470,14 @@ def stability_from_rows(rows: Any, *, period_column: str = "period", label_colum
     >>> stability_from_rows(rows).prevalence_stable
     True
     """
-    from metrics_core.stability import check_periods, class_counts, month_periods
+    from metrics_core.stability import check_periods, class_counts, label_prices, month_periods
 
     frame = as_frame(month_periods(rows, period_column), "rows")
     require_columns(frame, "rows", [period_column, label_column])
     check_periods(frame, period_column)
     counts = class_counts(frame, period_column=period_column, label_column=label_column,
                           prediction_column=prediction_column)
-    prices = None
-    if price_column is not None:
-        require_columns(frame, "rows", [price_column])
-        prices = frame.select(pl.col(period_column).alias("period"), pl.col(label_column).alias("class"),
-                              pl.col(price_column).alias("price"))
+    # Only labelled rows have a class to take a price for; checked under the caller's column names.
+    prices = None if price_column is None else label_prices(frame, period_column=period_column,
+                                                            label_column=label_column, price_column=price_column)
     return stability_from_history(counts, prices, **options)

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from metrics_core import drift
-from metrics_core._validate import check_lengths, to_numpy
+from metrics_core._validate import check_lengths, to_labels, to_numpy
 from metrics_core.errors import InputError, bad_rows
 from metrics_core.significance import correct
 
@@ -159,8 +159,10 @@ def _impact_inputs(y_true, y_pred, price, base_price, weight, labels, pos_label,
         raise InputError(f"formula: expected one of {FORMULAS}, got {formula!r}.")
     if labels is not None and pos_label is not None:
         raise InputError("labels, pos_label: give one of them (pos_label=c is labels=[c]).")
-    t = to_numpy(y_true, "y_true")
-    p = to_numpy(y_pred, "y_pred")
+    # The contract's label rules (null, NaN, mixed types), as binary_report applies them: a NaN label is
+    # missing, not a class of its own (NaN != NaN would also make it a false positive of every class).
+    t = to_labels(y_true, "y_true")
+    p = to_labels(y_pred, "y_pred", "prediction")
     x = _prices(price, "price")
     p0 = None if base_price is None else _prices(base_price, "base_price")
     n = check_lengths(y_true=t, y_pred=p, price=x, base_price=p0)
@@ -243,7 +245,9 @@ def price_impact(y_true: Any, y_pred: Any, price: Any, *, base_price: Any = None
     Parameters
     ----------
     y_true, y_pred : array-like
-        Labelled and classified class of each item.
+        Labelled and classified class of each item. A null or NaN label or prediction is an
+        :class:`~metrics_core.errors.InputError` (the contract's label rules, as in
+        :func:`metrics_core.report.binary_report`): drop unlabelled items first.
     price : array-like
         Current-period price of each item (> 0).
     base_price : array-like, optional

@@ -34,12 +34,17 @@ def _window(periods: list, reference: Any) -> tuple[list, list]:
     return ref, compared
 
 
-def _finite_column(frame: pl.DataFrame, column: str, argument: str, nonnegative: bool = False) -> np.ndarray:
+def _finite_column(frame: pl.DataFrame, column: str, argument: str, nonnegative: bool = False,
+                   rows: np.ndarray | None = None) -> np.ndarray:
+    """The column as float64; an :class:`InputError` (column, count, example row) for a null, NaN or infinite
+    value (or negative, with ``nonnegative``) in the ``rows`` mask (None: every row)."""
     s = frame[column]
     if not _numeric(s.dtype):
         raise InputError(f"{argument}: column {column!r} must be numeric, got {s.dtype}.")
     x = s.cast(pl.Float64).to_numpy()
     bad = ~np.isfinite(x) | ((x < 0) if nonnegative else False)
+    if rows is not None:
+        bad &= rows
     if bad.any():
         problem = "null, NaN, infinite or negative value" if nonnegative else "null, NaN or infinite value"
         raise bad_rows(f"{argument} column {column!r}", problem, bad, x, "Fix or drop these rows.")
@@ -135,6 +140,8 @@ def class_counts(rows: Any, *, period_column: str = "period", label_column: str 
     frame = as_frame(rows, "rows")
     _nonempty(frame, "rows")
     require_columns(frame, "rows", [period_column])
+    # Here, under the caller's column name: a null period would become a null in the counts' "period".
+    _no_nulls(frame, [period_column], "rows")
     parts = []
     for source, column in (("label", label_column), ("prediction", prediction_column)):
         if column is None or column not in frame.columns:
@@ -152,6 +159,41 @@ def class_counts(rows: Any, *, period_column: str = "period", label_column: str 
     if len({p.schema["class"] for p in parts}) > 1:
         parts = [p.with_columns(pl.col("class").cast(pl.String)) for p in parts]
     return pl.concat(parts).sort("source", "period", "class")
+
+
+def label_prices(rows: Any, *, period_column: str = "period", label_column: str = "label",
+                 price_column: str = "price") -> pl.DataFrame:
+    """The prices of the labelled rows, as :func:`price_stability` takes them (ONS Annex F).
+
+    Parameters
+    ----------
+    rows : polars.DataFrame, polars.LazyFrame or pyarrow.Table
+        One row per item.
+    period_column, label_column, price_column : str
+        Column names in ``rows``.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns period, class (the label) and price (float64) of the rows whose label is not
+        null, in row order. An unlabelled row has no class to take its price for and is left
+        out, as :func:`class_counts` leaves it out of the label counts; its price is not
+        checked. A null period, or a null, NaN or infinite price of a labelled row, is an
+        :class:`InputError` naming the column of ``rows``, the count and an example row.
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({"month": [1, 1, 2], "label": ["a", None, "a"], "unit_price": [2.0, None, 3.0]})
+    >>> label_prices(rows, period_column="month", price_column="unit_price").rows()
+    [(1, 'a', 2.0), (2, 'a', 3.0)]
+    """
+    frame = as_frame(rows, "rows")
+    require_columns(frame, "rows", [period_column, label_column, price_column])
+    _no_nulls(frame, [period_column], "rows")
+    labelled = frame[label_column].is_not_null()
+    _finite_column(frame, price_column, "rows", rows=labelled.to_numpy())
+    return frame.filter(labelled).select(pl.col(period_column).alias("period"), pl.col(label_column).alias("class"),
+                                         pl.col(price_column).cast(pl.Float64).alias("price"))
 
 
 def _count_frame(counts: Any, period_column: str, class_column: str, count_column: str) -> pl.DataFrame:

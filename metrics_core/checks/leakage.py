@@ -17,6 +17,7 @@ from metrics_core.checks.frames import (
     _train_test,
     require_columns,
 )
+from metrics_core.classes import check_label_kinds
 from metrics_core.curves import ranking_areas
 from metrics_core.errors import InputError
 
@@ -109,12 +110,47 @@ def _row_hash(frame: pl.DataFrame, features: list[str]) -> pl.Series:
     return frame.select(cols).hash_rows(seed=42)
 
 
+def _first(frame: pl.DataFrame, column: str) -> str:
+    """The first non-null value of a column, as repr, for an error message ("no value" when all are null)."""
+    return _examples(frame[column].drop_nulls().head(1).to_list()) or "no value"
+
+
+def _null_typed_as_other(tr: pl.DataFrame, te: pl.DataFrame, column: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The two frames with a column of polars type Null (every value null, e.g. built from Nones) cast to the
+    other set's type of that column: it holds no value, so it cannot differ in type."""
+    a, b = tr.schema[column], te.schema[column]
+    if a == pl.Null and b != pl.Null:
+        tr = tr.with_columns(pl.col(column).cast(b))
+    elif b == pl.Null and a != pl.Null:
+        te = te.with_columns(pl.col(column).cast(a))
+    return tr, te
+
+
+def _same_label_kind(tr: pl.DataFrame, te: pl.DataFrame, label_column: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The two frames, their labels checked to be of one kind (:func:`metrics_core.classes.check_label_kinds`:
+    strings are never compared with numbers) so that test labels can be compared with training labels."""
+    tr, te = _null_typed_as_other(tr, te, label_column)
+    if pl.Null not in (tr.schema[label_column], te.schema[label_column]):  # all null in both: nothing to compare
+        kinds = [pl.Series(dtype=f.schema[label_column]).to_arrow().type for f in (tr, te)]  # as the contract has them
+        check_label_kinds(*kinds, label=f"train column {label_column!r} (e.g. {_first(tr, label_column)})",
+                          prediction=f"test column {label_column!r} (e.g. {_first(te, label_column)})",
+                          rule="a test label is compared with the training labels")
+    return tr, te
+
+
 def _id_overlap(tr: pl.DataFrame, te: pl.DataFrame, id_column: str) -> tuple[list[dict], list[str], dict]:
     """Step 1 of :func:`leakage`: ids present in both sets (row, notes, figures)."""
     require_columns(tr, "train", [id_column])
     require_columns(te, "test", [id_column])
-    shared = te.select(id_column).drop_nulls().unique().join(
-        tr.select(id_column).drop_nulls().unique(), on=id_column, how="semi").sort(id_column)[id_column]
+    tr, te = _null_typed_as_other(tr, te, id_column)
+    try:
+        shared = te.select(id_column).drop_nulls().unique().join(
+            tr.select(id_column).drop_nulls().unique(), on=id_column, how="semi").sort(id_column)[id_column]
+    except (pl.exceptions.SchemaError, pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as e:
+        # polars decides which key types join (Int32 with Int64 does, String with Int64 does not)
+        raise InputError(f"id_column: column {id_column!r} is {tr.schema[id_column]} in train (e.g. "
+                         f"{_first(tr, id_column)}) but {te.schema[id_column]} in test (e.g. {_first(te, id_column)}); "
+                         "ids of these types cannot be compared. Cast them to one type.") from e
     n_rows = int(te[id_column].is_in(shared.implode()).sum()) if shared.len() else 0
     row = {"check": "id_overlap", "set": "both", "feature": id_column, "statistic": float(shared.len()),
            "threshold": 0.0, "flagged": shared.len() > 0, "count": n_rows,
@@ -132,9 +168,16 @@ def _duplicate_pairs(tr: pl.DataFrame, te: pl.DataFrame, features: list[str], la
     equal), so a hash collision cannot create a duplicate.
     """
     extra = [label_column] if has_labels else []
+    if has_labels and tr.schema[label_column] != te.schema[label_column]:
+        # Labels of one kind but two types (Int64 and Float64, String and Categorical): list.contains needs one
+        # type, and 1 == 1.0 as a label (as numpy compares them in the metrics).
+        numbers = all(f.schema[label_column].is_numeric() or f.schema[label_column] == pl.Boolean for f in (tr, te))
+        common = pl.Float64 if numbers else pl.String
+        tr, te = (f.with_columns(pl.col(label_column).cast(common)) for f in (tr, te))
     grouped = tr.select(features + extra).with_row_index("_train_row").group_by(
         features, maintain_order=True).agg(pl.col("_train_row").first(),
-                                           *([pl.col(label_column).unique().alias("_labels")] if has_labels else []))
+                                           *([pl.col(label_column).drop_nulls().unique().alias("_labels")]
+                                             if has_labels else []))
     grouped = grouped.with_columns(_h=_row_hash(grouped, features))
     test_side = te.select(features + extra).with_row_index("_test_row")
     test_side = test_side.with_columns(_h=_row_hash(test_side, features))
@@ -149,8 +192,12 @@ def _duplicates(tr: pl.DataFrame, te: pl.DataFrame, features: list[str], label_c
     has_labels = label_column is not None and label_column in te.columns
     pairs = _duplicate_pairs(tr, te, features, label_column, has_labels)
     n_dup = pairs.height
-    conflicts = int(pairs.filter(~pl.col("_labels").list.contains(pl.col(label_column))).height) if has_labels \
-        and n_dup else 0
+    conflicts = 0
+    if has_labels and n_dup:
+        # A missing label is no label, not a different one: a conflict needs a test label and at least one
+        # training label of the matching rows (``_labels`` holds the non-null ones), none of them equal to it.
+        conflicts = pairs.filter(pl.col(label_column).is_not_null() & (pl.col("_labels").list.len() > 0)
+                                 & ~pl.col("_labels").list.contains(pl.col(label_column))).height
     examples = [f"test row {a} = train row {b}" for a, b in
                 zip(pairs["_test_row"].head(MAX_EXAMPLES), pairs["_train_row"].head(MAX_EXAMPLES))]
     row = {"check": "duplicate_rows", "set": "both", "feature": ", ".join(features), "statistic": float(n_dup),
@@ -216,12 +263,20 @@ def leakage(train: Any, test: Any, *, id_column: str | None = "id", feature_colu
     - ``duplicate_rows``: test rows whose feature values equal a training row's, matched on
       ``DataFrame.hash_rows`` of the features and then compared value by value (nulls equal),
       so a hash collision cannot create a duplicate. ``count`` holds the label conflicts:
-      duplicates whose test label is none of the matching training rows' labels;
+      duplicates whose test label is none of the matching training rows' labels. A missing
+      (null) label is no label, not a different one: a test row without a label, or whose
+      matching training rows have none, is no conflict;
     - ``separation``: per set with labels, feature and class, the one-vs-rest AUROC of the
       feature alone (:func:`metrics_core.curves.ranking_areas`: Mann-Whitney with ties 1/2;
       nulls and NaN dropped; nan for a class that is every row). For a categorical feature the
       score is the indicator of its best category, whose AUROC is the balanced accuracy of
       "x == v" and equals 1 when the category maps one-to-one to the class.
+
+    The id column is compared across sets as polars joins it (Int32 with Int64, not String with
+    Int64), the labels when both are strings or both are not
+    (:func:`metrics_core.classes.check_label_kinds`; 1 and 1.0 are one label); other types are an
+    :class:`~metrics_core.errors.InputError` naming the column and both types. A column that is
+    all null (polars type Null) takes the other set's type.
 
     Status: "fail" when ids overlap or rows are duplicated (test metrics would be optimistic),
     "warn" when a feature alone separates a class (a person should check whether it is derived
@@ -241,6 +296,8 @@ def leakage(train: Any, test: Any, *, id_column: str | None = "id", feature_colu
     steps = [_id_overlap(tr, te, id_column)] if id_column is not None else []
     if label_column is not None:
         require_columns(tr, "train", [label_column])
+        if label_column in te.columns:
+            tr, te = _same_label_kind(tr, te, label_column)
     steps.append(_duplicates(tr, te, features, label_column))
     steps.append(_separation(tr, te, features, label_column, float(auroc_threshold)))
     rows: list[dict] = []

@@ -15,8 +15,8 @@ from metrics_core.significance import correct
 
 SCHEMA = {"kind": pl.String, "name": pl.String, "test": pl.String, "n_train": pl.Int64, "n_test": pl.Int64,
           "statistic": pl.Float64, "p_value": pl.Float64, "p_adjusted": pl.Float64, "psi": pl.Float64,
-          "unseen": pl.Int64, "missing_train": pl.Float64, "missing_test": pl.Float64, "flagged": pl.Boolean,
-          "note": pl.String}
+          "unseen": pl.Int64, "missing_train": pl.Float64, "missing_test": pl.Float64, "missing_p_value": pl.Float64,
+          "missing_p_adjusted": pl.Float64, "missing_psi": pl.Float64, "flagged": pl.Boolean, "note": pl.String}
 
 
 def _category_counts(a: pl.Series, b: pl.Series) -> tuple[list, np.ndarray, np.ndarray]:
@@ -40,6 +40,13 @@ def _numeric_feature(row: dict, a: pl.Series, b: pl.Series, n_train: int, n_test
                    psi=float(drift.psi(xa, xb, bins=bins).statistic))
     else:
         row["note"] = "no finite values in " + ("train" if not xa.size else "test")
+    if xa.size < n_train or xb.size < n_test:
+        # KS and PSI see only the finite values, so a feature that goes missing in test would pass them; its
+        # missing share is judged as the categorical path judges a null category: a test of the shares and a PSI.
+        ka, kb = n_train - xa.size, n_test - xb.size
+        row.update(missing_p_value=float(drift.two_proportion_z(ka, n_train, kb, n_test).p_value),
+                   missing_psi=float(drift.psi({"missing": ka, "present": xa.size},
+                                               {"missing": kb, "present": xb.size}).statistic))
 
 
 def _categorical_feature(row: dict, a: pl.Series, b: pl.Series, n_train: int, n_test: int) -> None:
@@ -65,16 +72,24 @@ def _feature_rows(tr: pl.DataFrame, te: pl.DataFrame, features: list[str], alpha
     for f in features:
         a, b = tr[f], te[f]
         row = {"kind": "feature", "name": f, "test": None, "n_train": 0, "n_test": 0, "statistic": np.nan,
-               "p_value": np.nan, "psi": np.nan, "unseen": 0, "missing_train": 0.0, "missing_test": 0.0, "note": None}
+               "p_value": np.nan, "psi": np.nan, "unseen": 0, "missing_train": 0.0, "missing_test": 0.0,
+               "missing_p_value": np.nan, "missing_psi": np.nan, "note": None}
         if _numeric(a.dtype):
             _numeric_feature(row, a, b, tr.height, te.height, bins)
         else:
             _categorical_feature(row, a, b, tr.height, te.height)
         rows.append(row)
-    adjusted = correct([r["p_value"] for r in rows], "bh", alpha)
-    for r, adj, rej in zip(rows, adjusted.p_adjusted, adjusted.reject):
+    # One BH family: the distribution tests and the missing-share tests (nan, left out, where nothing is missing).
+    adjusted = correct([r["p_value"] for r in rows] + [r["missing_p_value"] for r in rows], "bh", alpha)
+    p_adj, reject = np.split(np.asarray(adjusted.p_adjusted), 2), np.split(np.asarray(adjusted.reject), 2)
+    for r, adj, rej, m_adj, m_rej in zip(rows, p_adj[0], reject[0], p_adj[1], reject[1]):
         effect = r["psi"] >= psi_threshold or (r["test"] == "ks" and r["statistic"] >= ks_threshold)
-        r["p_adjusted"], r["flagged"] = float(adj), bool(rej and effect) or r["unseen"] > 0
+        missing = bool(m_rej and r["missing_psi"] >= psi_threshold)
+        r["p_adjusted"], r["missing_p_adjusted"] = float(adj), float(m_adj)
+        r["flagged"] = bool(rej and effect) or r["unseen"] > 0 or missing
+        if missing:
+            shares = f"missing share {r['missing_train']:.1%} in train vs {r['missing_test']:.1%} in test"
+            r["note"] = shares if r["note"] is None else f"{r['note']}; {shares}"
     return rows
 
 
@@ -107,7 +122,8 @@ def _class_rows(tr: pl.DataFrame, te: pl.DataFrame, label_column: str, min_suppo
                 notes.append(f"support {n} < {min_support} in {set_name}")
         rows.append({"kind": "class", "name": str(cls), "test": None, "n_train": ntr, "n_test": nte or 0,
                      "statistic": np.nan, "p_value": np.nan, "psi": np.nan, "unseen": 0, "missing_train": 0.0,
-                     "missing_test": 0.0, "note": "; ".join(notes) or None, "p_adjusted": np.nan,
+                     "missing_test": 0.0, "missing_p_value": np.nan, "missing_p_adjusted": np.nan,
+                     "missing_psi": np.nan, "note": "; ".join(notes) or None, "p_adjusted": np.nan,
                      "flagged": bool(notes)})
     return rows, absent_in_train
 
@@ -122,9 +138,10 @@ def _summary(table: pl.DataFrame, n_features: int, n_absent: int) -> tuple[dict,
                "max_psi": float(np.nanmax(table["psi"].to_numpy())) if table["psi"].is_not_nan().any() else np.nan}
     notes = []
     if shifted.height:
-        notes.append(f"{shifted.height} feature(s) differ between train and test: "
-                     + "; ".join(f"{n} (PSI {p:.3f}{', ' + t if t else ''})" for n, p, t in
-                                 shifted.select("name", "psi", "note").head(MAX_EXAMPLES).iter_rows()) + ".")
+        # PSI is nan when a set has no finite values (the note says so): then only the note is shown
+        notes.append(f"{shifted.height} feature(s) differ between train and test: " + "; ".join(
+            f"{n} ({', '.join(([f'PSI {p:.3f}'] if p == p else []) + ([t] if t else []))})" for n, p, t in
+            shifted.select("name", "psi", "note").head(MAX_EXAMPLES).iter_rows()) + ".")
     if classes.height:
         notes.append(f"{classes.height} class(es) flagged: " + "; ".join(
             f"{n!r}: {t}" for n, t in classes.select("name", "note").head(MAX_EXAMPLES).iter_rows()) + ".")
@@ -168,18 +185,26 @@ def representativeness(train: Any, test: Any, *, feature_columns: Sequence[str],
     Per feature, train as reference:
 
     - numeric: two-sample KS (:func:`metrics_core.drift.ks`) and PSI over ``bins`` reference
-      quantile bins (:func:`metrics_core.drift.psi`), nulls and NaN dropped and their share
-      reported (``missing_train``, ``missing_test``); without finite values in a set the test
-      is nan and noted;
+      quantile bins (:func:`metrics_core.drift.psi`), nulls, NaN and infinities dropped and
+      their share reported (``missing_train``, ``missing_test``); without finite values in a set
+      the test is nan and noted. The missing share is judged too (the categorical path counts
+      null as a category; KS and PSI alone would pass a feature that is missing in test): when a
+      set has a missing value, the two-proportion z-test of the shares
+      (:func:`metrics_core.drift.two_proportion_z`, ``missing_p_value``) and the PSI over the two
+      shares (missing, present; ``missing_psi``); both nan when nothing is missing;
     - categorical (strings, booleans, categoricals; null is a category): chi-squared test of
       the 2 x C table of category counts (:func:`metrics_core.drift.chi_squared_counts`), PSI
       over the category shares, and the test rows whose category never occurs in train
       (``unseen``).
 
-    p-values are BH-adjusted together (:func:`metrics_core.significance.correct`; an undefined
-    test stays nan). A feature is flagged when its adjusted p-value is below ``alpha`` and its
-    effect passes a practical threshold (PSI >= ``psi_threshold`` or, numeric, KS statistic >=
-    ``ks_threshold``), or when it has unseen categories.
+    p-values, the missing-share ones included, are BH-adjusted together
+    (:func:`metrics_core.significance.correct`; an undefined test stays nan and out of the
+    family). A feature is flagged when its adjusted p-value is below ``alpha`` and its effect
+    passes a practical threshold (PSI >= ``psi_threshold`` or, numeric, KS statistic >=
+    ``ks_threshold``), when it has unseen categories, or (numeric) when its adjusted
+    missing-share p-value is below ``alpha`` and ``missing_psi`` >= ``psi_threshold``: a numeric
+    feature that is finite in train and 90% or all missing in test warns, its note and the
+    message giving both missing shares.
 
     Per class: support in each set; flagged when the class is absent from one set or has fewer
     than ``min_support`` rows in a set where it occurs. A test set without labels (no column,

@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import proportions_ztest
 
 from metrics_core.checks import CheckResult, leakage, representativeness
 from metrics_core.errors import InputError
-from metrics_core.stability import class_counts, prevalence_stability, price_stability
+from metrics_core.stability import class_counts, label_prices, prevalence_stability, price_stability
 
 
 def _frames(n=600, seed=0):
@@ -65,6 +65,55 @@ def test_duplicate_with_other_label_is_a_conflict_and_near_duplicates_are_not_du
     # row 0 conflicts (label 1 vs 0), row 1 agrees, row 2 matches with a null (nulls equal), row 3 differs
     assert r.figures["n_duplicate_rows"] == 3
     assert r.figures["n_duplicate_label_conflicts"] == 1
+
+
+_S = pl.String
+
+
+@pytest.mark.parametrize("train_labels, test_labels, conflicts", [
+    (["p", "q"], pl.Series([None, None], dtype=_S), 0),  # unlabelled test rows: no label, no conflict
+    (["p", "q"], [None, None], 0),  # the same, the test label column of polars type Null
+    (["p", "q"], ["p", None], 0),
+    (["p", "q"], ["z", None], 1),  # only the labelled row can conflict
+    (pl.Series([None, None], dtype=_S), ["p", "q"], 0),  # no training label to differ from
+    ([None, None], ["p", "q"], 0),
+    (["p", None, "q", None], ["z", "q"], 1),  # x: train {p, null} vs z conflicts; y: train {q, null} vs q agrees
+    ([None, "p", None, "q"], [None, "z"], 1),
+])
+def test_missing_labels_are_no_label_conflicts(train_labels, test_labels, conflicts):
+    n = len(train_labels)
+    train = pl.DataFrame({"a": ["x", "y"] * (n // 2), "label": train_labels})
+    test = pl.DataFrame({"a": ["x", "y"], "label": test_labels})
+    r = leakage(train, test, feature_columns=["a"], id_column=None)
+    assert r.figures["n_duplicate_rows"] == 2
+    assert r.figures["n_duplicate_label_conflicts"] == conflicts
+    assert r.table.filter(pl.col("check") == "duplicate_rows")["count"].item() == conflicts
+
+
+@pytest.mark.parametrize("train_labels, test_labels, conflicts", [
+    (pl.Series([1, 2]), pl.Series([1, 3], dtype=pl.Int32), 1),
+    (pl.Series([1, 2]), pl.Series([1.0, 3.0]), 1),  # 1 == 1.0, as numpy compares labels
+    (pl.Series([False, True]), pl.Series([0, 0]), 1),
+    (pl.Series(["p", "q"]), pl.Series(["p", "z"], dtype=pl.Categorical), 1),
+])
+def test_labels_of_one_kind_but_two_types_are_compared(train_labels, test_labels, conflicts):
+    train = pl.DataFrame({"id": [1, 2], "a": ["x", "y"], "label": train_labels})
+    test = pl.DataFrame({"id": pl.Series([2, 3], dtype=pl.Int32), "a": ["x", "y"], "label": test_labels})
+    r = leakage(train, test, feature_columns=["a"])
+    assert (r.figures["n_id_overlap"], r.figures["n_duplicate_label_conflicts"]) == (1, conflicts)
+
+
+@pytest.mark.parametrize("column, test_values, match", [
+    ("id", ["1", "2"], r"id_column: column 'id' is Int64 in train \(e\.g\. 1\) but String in test \(e\.g\. '1'\)"),
+    ("id", [1.0, 2.0], r"id_column: column 'id' is Int64 in train \(e\.g\. 1\) but Float64 in test"),
+    ("label", [1, 2], r"test column 'label' \(e\.g\. 1\) holds int64 values and train column 'label' \(e\.g\. "
+                      r"'p'\) holds large_string values \(mixed label types\)"),
+])
+def test_id_or_label_types_that_cannot_be_compared_are_input_errors(column, test_values, match):
+    train = pl.DataFrame({"id": [1, 2], "a": ["x", "y"], "label": ["p", "q"]})
+    test = train.with_columns(pl.Series(column, test_values))
+    with pytest.raises(InputError, match=match):
+        leakage(train, test, feature_columns=["a"])
 
 
 def test_single_feature_auroc_matches_sklearn_one_vs_rest():
@@ -180,6 +229,41 @@ def test_unlabelled_test_set_and_constant_category():
     assert r.status == "warn"
 
 
+@pytest.mark.parametrize("missing, null, status", [
+    (1.0, False, "warn"),  # all NaN in test
+    (0.9, False, "warn"),
+    (0.9, True, "warn"),  # polars nulls, not NaN
+    (0.0, False, "pass"),
+])
+def test_numeric_feature_missing_in_test_is_flagged_with_its_missing_shares(missing, null, status):
+    rng = np.random.default_rng(3)
+    train = pl.DataFrame({"x": rng.normal(size=500), "label": rng.choice([0, 1], 500)})
+    x = rng.normal(size=300)
+    n_missing = int(missing * 300)
+    values = [None] * n_missing + x[n_missing:].tolist() if null else np.r_[np.full(n_missing, np.nan), x[n_missing:]]
+    test = pl.DataFrame({"x": pl.Series(values, dtype=pl.Float64), "label": rng.choice([0, 1], 300)})
+    r = representativeness(train, test, feature_columns=["x"])
+    row = r.table.filter(pl.col("name") == "x").row(0, named=True)
+    assert r.status == status and row["flagged"] is (status == "warn")
+    assert (row["missing_train"], row["missing_test"]) == (0.0, pytest.approx(missing))
+    if status == "warn":
+        shares = f"missing share 0.0% in train vs {missing:.1%} in test"
+        assert shares in row["note"] and "x (" in r.message and shares in r.message
+        assert row["missing_p_value"] == pytest.approx(proportions_ztest([0, n_missing], [500, 300])[1], rel=1e-9)
+        assert row["missing_psi"] >= 0.1
+    else:
+        assert np.isnan(row["missing_p_value"]) and r.message == "Test set looks like the training set."
+
+
+def test_equal_missing_shares_are_not_flagged():
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=2000), rng.normal(size=1000)
+    a[:200], b[:100] = np.nan, np.nan  # 10 % missing in both
+    r = representativeness(pl.DataFrame({"x": a}), pl.DataFrame({"x": b}), feature_columns=["x"], label_column=None)
+    row = r.table.row(0, named=True)
+    assert row["missing_p_value"] == pytest.approx(1.0) and not row["flagged"] and r.status == "pass"
+
+
 def test_same_distribution_passes():
     rng = np.random.default_rng(2)
     train = pl.DataFrame({"x": rng.normal(size=2000), "label": rng.choice([0, 1], 2000)})
@@ -283,6 +367,17 @@ def test_class_missing_in_a_period_is_noted_not_flagged():
     assert r.status == "pass" and "1 (period, class) pair(s) had no prices" in r.message
 
 
+@pytest.mark.parametrize("names", [("period", "label", "price"), ("month", "y", "unit_price")])
+def test_label_prices_leave_unlabelled_rows_and_their_prices_out(names):
+    period, label, price = names
+    rows = pl.DataFrame({period: [1, 1, 1, 2, 2, 2], label: ["a", None, "b", "a", None, "b"],
+                         price: [2.0, None, 5.0, 3, float("nan"), 6]})  # the unlabelled rows' prices are not used
+    got = label_prices(rows, period_column=period, label_column=label, price_column=price)
+    assert got.columns == ["period", "class", "price"]
+    assert got.rows() == [(1, "a", 2.0), (1, "b", 5.0), (2, "a", 3.0), (2, "b", 6.0)]
+    assert price_stability(got).table.select("class", "n_reference", "n").rows() == [("a", 1, 1), ("b", 1, 1)]
+
+
 # ---------------------------------------------------------------- bad input
 _T = pl.DataFrame({"id": [1, 2], "x": [0.1, 0.2], "label": [0, 1]})
 
@@ -314,6 +409,13 @@ _T = pl.DataFrame({"id": [1, 2], "x": [0.1, 0.2], "label": [0, 1]})
      r"non-integer count in 1 row\(s\), e.g. row 1 = 1.5"),
     (lambda: price_stability(pl.DataFrame({"period": [1, 2], "class": ["a", None], "price": [1.0, 2.0]})),
      r"prices column 'class': null value in 1 row\(s\), e.g. row 1"),
+    (lambda: class_counts(pl.DataFrame({"month": [1, None], "label": ["a", "b"]}), period_column="month"),
+     r"rows column 'month': null value in 1 row\(s\), e\.g\. row 1"),
+    (lambda: label_prices(pl.DataFrame({"period": [1, 2, 2], "label": ["a", None, "a"],
+                                        "p": [1.0, None, float("inf")]}), price_column="p"),
+     r"rows column 'p': null, NaN or infinite value in 1 row\(s\), e\.g\. row 2"),
+    (lambda: label_prices(pl.DataFrame({"period": [1, None], "label": ["a", "a"], "price": [1.0, 2.0]})),
+     r"rows column 'period': null value in 1 row\(s\)"),
 ])
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises(InputError, match=match):

@@ -201,3 +201,32 @@ def test_a_column_of_nearly_unique_values_is_not_a_period_column():
     with pytest.raises(InputError, match=r"column 'period' has 600 distinct values in 1,000 rows.*Is it the period"):
         mc.stability_from_rows(rows)
     assert mc.stability_from_rows(rows.with_columns(pl.col("period") % 3)).prevalence_stable is True
+
+
+def _priced_rows(period="period", label="label", price="price"):
+    """Two periods of 50 rows, every fifth row unlabelled and priced far off (it must not count anywhere)."""
+    labels = ["a", "b", None, "a", "b"] * 20
+    prices = [{"a": 2.0, "b": 5.0}.get(v, 1000.0) for v in labels]
+    return pl.DataFrame({period: [1] * 50 + [2] * 50, label: labels, price: prices})
+
+
+@pytest.mark.parametrize("names", [("period", "label", "price"), ("month", "y", "unit_price")])
+def test_unlabelled_rows_are_left_out_of_the_prices(names):
+    period, label, price = names
+    s = mc.stability_from_rows(_priced_rows(*names), period_column=period, label_column=label, price_column=price)
+    assert s.price.table.select("class", "n_reference", "n").rows() == [("a", 20, 20), ("b", 20, 20)]
+    assert s.price_stable and s.prevalence_stable
+    without = mc.stability_from_rows(_priced_rows(*names), period_column=period, label_column=label)
+    assert s.prevalence.table.equals(without.prevalence.table)
+
+
+@pytest.mark.parametrize("change, match", [
+    # a labelled row's bad price is named by the caller's column and row (the unlabelled row 2's is not used)
+    (dict(unit_price=[1.0, 2.0, float("nan"), float("nan")] + [1.0] * 96),
+     r"rows column 'unit_price': null, NaN or infinite value in 1 row\(s\), e\.g\. row 3 = nan"),
+    (dict(month=[None] + [1] * 49 + [2] * 50), r"rows column 'month': null value in 1 row\(s\), e\.g\. row 0"),
+])
+def test_bad_rows_are_named_by_the_callers_columns(change, match):
+    rows = _priced_rows("month", "y", "unit_price").with_columns(**{k: pl.Series(v) for k, v in change.items()})
+    with pytest.raises(InputError, match=match):
+        mc.stability_from_rows(rows, period_column="month", label_column="y", price_column="unit_price")

@@ -126,3 +126,37 @@ def test_price_impact_bad_input(kwargs, match):
     args = dict(y_true=Y_TRUE, y_pred=Y_PRED, price=P1) | kwargs
     with pytest.raises(InputError, match=match):
         price_impact(**args)
+
+
+# Rows 4 and 5 have no label (NaN, as a float label column stores a missing value).
+NAN_TRUE = np.array([0.0, 0, 1, 1, np.nan, np.nan])
+NAN_PRED = np.array([0.0, 1, 1, 1, 1, 1])
+NAN_PRICE = np.array([1.0, 2, 3, 4, 50, 60])
+LABELLED = np.array([0.0, 0, 1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(y_true=NAN_TRUE), r"y_true: NaN label in 2 row\(s\), e\.g\. row 4 = nan"),
+    (dict(y_true=NAN_TRUE.tolist()), r"y_true: NaN label in 2 row\(s\), e\.g\. row 4 = nan"),
+    (dict(y_true=LABELLED, y_pred=np.array([0.0, 1, 1, np.nan, 1, 1])),
+     r"y_pred: NaN prediction in 1 row\(s\), e\.g\. row 3 = nan"),
+    (dict(y_true=LABELLED), None),  # the same rows labelled: no error
+])
+def test_nan_labels_and_predictions_are_errors_not_a_class(kwargs, match):
+    args = dict(y_true=NAN_TRUE, y_pred=NAN_PRED, price=NAN_PRICE) | kwargs
+    if match is None:
+        with pytest.warns(UserWarning, match="empty group"):  # class 0 has no false positive
+            price_impact(**args)
+        return
+    with pytest.raises(InputError, match=match):
+        price_impact(**args)
+
+
+def test_without_the_unlabelled_rows_class_one_has_one_false_positive():
+    keep = ~np.isnan(NAN_TRUE)
+    with pytest.warns(UserWarning, match="empty group"):  # class 0 has no false positive
+        out = price_impact(NAN_TRUE[keep], NAN_PRED[keep], NAN_PRICE[keep])
+    assert out.distributions["class"].to_list() == [0.0] * 3 + [1.0] * 3  # no NaN class
+    d = out.distributions
+    fp = d.filter((d["class"] == 1.0) & (d["group"] == "false_positive"))
+    assert fp.select("n", "mean").row(0) == (1, 2.0)  # row 1 only, price 2
