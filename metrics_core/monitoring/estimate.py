@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover - a scipy release that moves it: the pub
 
 from metrics_core.calibration import CalibrationCounts, calibration_metrics
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
-from metrics_core.monitoring.decision import Headline
+from metrics_core.monitoring.decision import MIN_EXPECTED, Headline
 from metrics_core.monitoring.period import PeriodStats
 from metrics_core.monitoring.tests import TestKey
 from metrics_core.significance import TestResult
@@ -411,11 +411,14 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
         reference map expects for the period's own scores, E_b = sum of g(score); statistic
         X^2 = sum_b (O_b - E_b)^2 / (V_b + W_b), V_b = sum g(1 - g) (the period's sampling), W_b the
         variance of E_b over the map's bootstrap replicates (the reference's); p-value from
-        chi-squared with the number of non-empty bins as degrees of freedom (Hosmer-Lemeshow
-        without fitted parameters). Effect: ``sum_b |O_b - E_b| / N``, the expected calibration
-        error of the period measured against the reference's calibration (0 when the relation
-        between scores and labels is unchanged, up to sampling noise of order
-        sqrt(p(1-p)/N_b)). Empty without calibration statistics in the period.
+        chi-squared with the number of bins as degrees of freedom (Hosmer-Lemeshow without fitted
+        parameters), over the bins that expect at least
+        :data:`~metrics_core.monitoring.decision.MIN_EXPECTED` positives and as many negatives (the
+        approximation's rule; a period without such a bin has a nan p-value and never alerts).
+        Effect: ``sum_b |O_b - E_b| / N`` over every bin, the expected calibration error of the
+        period measured against the reference's calibration (0 when the relation between scores
+        and labels is unchanged, up to sampling noise of order sqrt(p(1-p)/N_b)); nan when the test
+        is undefined (``details["ece"]`` keeps it). Empty without calibration statistics in the period.
     """
     cal = current.calibration
     if cal is None:
@@ -431,15 +434,20 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
         var = np.bincount(coarse, weights=cc.n * g * (1 - g), minlength=n_bins)
         reps = np.stack([np.bincount(coarse, weights=cc.n * r, minlength=n_bins) for r in cal_map.replicates[:, j]])
         denom = var + reps.var(axis=0)
-        full = denom > 0
+        rows = np.bincount(coarse, weights=cc.n, minlength=n_bins)
+        # The chi-squared approximation's rule: a bin counts when it expects MIN_EXPECTED positives and
+        # negatives (one row scored 0.8 and labelled negative gave X^2 = 23, p = 2e-6 and a "retrain").
+        full = (denom > 0) & (exp >= MIN_EXPECTED) & (rows - exp >= MIN_EXPECTED)
         x2 = float(np.sum((obs[full] - exp[full]) ** 2 / denom[full]))
         df = int(full.sum())
         p = float(sps.chi2.sf(x2, df)) if df else math.nan
-        effect = float(np.abs(obs - exp).sum() / cc.total)
-        verdict = "undefined" if not df else ("significant" if p < 0.05 else "not significant")
+        ece = float(np.abs(obs - exp).sum() / cc.total)
+        effect = ece if df else math.nan  # undefined, not judged on the effect alone (as a distance is)
+        verdict = (f"undefined: no score bin expects {MIN_EXPECTED} positives and negatives" if not df
+                   else ("significant" if p < 0.05 else "not significant"))
         out[name] = TestResult("calibration change (chi-squared over score bins)", x2, p, effect,
                                "ECE against the reference calibration", f"{verdict} at alpha=0.05", 0.05, None,
-                               {"df": float(df), "observed": float(obs.sum()), "expected": float(exp.sum()),
+                               {"df": float(df), "ece": ece, "observed": float(obs.sum()), "expected": float(exp.sum()),
                                 "rate_current": float(obs.sum() / cc.total),
                                 "rate_expected": float(exp.sum() / cc.total)})
     return out

@@ -144,6 +144,26 @@ def test_calibration_change_stable_period_is_quiet():
     assert min(t.p_value for t in tests.values()) > 0.05 / len(tests)  # Bonferroni over the classes
 
 
+@pytest.mark.parametrize("n", [1, 3, 12])
+def test_calibration_change_of_a_handful_of_rows_is_undefined_not_an_alert(n):
+    """One negative row scored 0.8 against a reference that makes such scores 84-96 % positive gave
+    X^2 = 23, p = 2e-6 and "retrain" as a user ran it (an exact binomial test: p = 0.04 for one row);
+    a bin now counts only when it expects MIN_EXPECTED positives and negatives."""
+    from metrics_core.monitoring import MIN_EXPECTED, decide_alert
+    from metrics_core.monitoring.estimate import calibration_change
+
+    ref = _binary(20_000, 1)
+    y = np.zeros(n, dtype=int)
+    s = np.full(n, 0.8)
+    cur = update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), label_idx=y, scores=s[:, None])
+    test = calibration_change(fit_calibration_map(ref, n_boot=50), cur)["1"]
+    expected = test.details["expected"]
+    assert expected > 0.8 * n and n - expected < MIN_EXPECTED  # too few expected negatives in the one bin
+    assert np.isnan(test.p_value) and test.details["df"] == 0.0 and test.verdict.startswith("undefined")
+    assert np.isnan(test.effect_size) and test.details["ece"] == pytest.approx(expected / n)  # measured, not judged
+    assert not decide_alert({estimate.TestKey("calibration", "1"): test}).alert
+
+
 def test_period_statistics_of_two_batches_merge_to_those_of_one_pass():
     y, s = _arrays(3000, 3)
     whole = _multiclass(y, s)
