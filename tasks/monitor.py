@@ -126,6 +126,14 @@ class PeriodResult:
         """Whether the period had labels (performance was measured)."""
         return any(k.startswith("perf/") for k in self.metrics)
 
+    @property
+    def verdict(self) -> str:
+        """``"retrain"``, ``"not enough labels to judge"`` (the headline test could not see a drop of
+        ``metric_drop``: metric ``not_enough_labels``) or ``"no alert"`` (:data:`metrics_core.monitoring.VERDICTS`)."""
+        if self.alert:
+            return mon.VERDICTS[0]
+        return mon.VERDICTS[1] if self.metrics.get("not_enough_labels") == 1.0 else mon.VERDICTS[2]
+
     @classmethod
     def from_run(cls, spec: RunSpec, store: MlflowStore, period: str, run: RunSummary) -> "PeriodResult":
         """The result of a period logged before (its tags and metrics as the search returned them)."""

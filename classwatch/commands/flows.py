@@ -68,15 +68,18 @@ def _fail(exc: Exception) -> None:
 
 def alert_table(periods: list, title: str = "Retraining alerts per period") -> Table:
     """One row per monitored period (:class:`tasks.monitor.PeriodResult`): rows, labels present,
-    alert, the strongest reason without its details (they are in the run)."""
+    alert (RETRAIN, "not enough labels" when the headline test could not see a drop, or none), the
+    strongest reason without its details (they are in the run)."""
     table = Table(title=title)
     for col in ("period", "rows", "labels", "alert", "strongest reason (number of reasons)"):
         table.add_column(col)
+    shown = {"retrain": "[bold red]RETRAIN[/bold red]",
+             "not enough labels to judge": "[yellow]not enough labels[/yellow]"}
     for p in periods:
         first = p.reasons[0].summary if p.reasons else ""
         first = first if len(first) <= 90 else first[:87] + "..."
         table.add_row(p.period, f"{int(p.metrics.get('n_rows', 0)):,}", "yes" if p.labelled else "no",
-                      "[bold red]RETRAIN[/bold red]" if p.alert else "none",
+                      shown.get(p.verdict, "none"),
                       f"{first} ({len(p.reasons)})" if p.reasons else "")
     return table
 

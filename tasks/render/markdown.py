@@ -104,6 +104,8 @@ def period_note(plan: "Plan", a: "Assessment", most: int = 3) -> str:
     n, n_ref = _num(m, "n_rows"), _num(m, "n_rows_reference")
     verdict = (f"retraining alert, {len(d.reasons)} reason(s)" if d.alert else "no alert: no corrected test passed "
                "its practical threshold and the headline metric stayed above its floor")
+    if not d.alert and d.notes:  # "not enough labels to judge <metric>: ... labelled rows are needed"
+        verdict = f"no alert, but {d.notes[0]}"
     text = (f"{plan.period}, {plan.model}: {verdict}. {n:,.0f} rows against {n_ref:,.0f} in the reference window; "
             f"{_headline_sentence(m, a.headline_metric)}.")
     change = _num(m, "max_abs_prevalence_change_pred")

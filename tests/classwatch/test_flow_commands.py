@@ -151,3 +151,22 @@ def test_monitor_command_shows_warnings_as_warning_lines(tmp_path, store):
     assert sorted(line.split(":")[1].strip() for line in lines if "a probability" in line) == [
         str(tmp_path / "deliveries" / "2025-01.parquet"), str(tmp_path / "reference.parquet")]
     assert "1 new period run(s)" in result.output and "UserWarning" not in result.output
+
+
+@pytest.mark.parametrize("alert, enough, shown", [(True, 0.0, "RETRAIN"), (False, 1.0, "not enough labels"),
+                                                  (False, 0.0, "none")])
+def test_the_alert_table_says_when_there_were_not_enough_labels(alert, enough, shown):
+    """A month whose headline test could not see a drop read "none", as a month that was judged."""
+    from rich.console import Console
+
+    from classwatch.commands.flows import alert_table
+    from tasks.monitor import PeriodResult
+
+    result = PeriodResult("m", "2024-10", "sqlite://", "e", None, "r", None, True, alert, (),
+                          {"n_rows": 1, "not_enough_labels": enough, "perf/accuracy": 0.0})
+    assert result.verdict == {"RETRAIN": "retrain", "none": "no alert"}.get(shown, "not enough labels to judge")
+    console = Console(width=200, record=True)
+    console.print(alert_table([result]))
+    row = next(line for line in console.export_text().splitlines() if "2024-10" in line)
+    assert shown in row and (shown == "none") == ("none" in row)
+
