@@ -270,7 +270,7 @@ def _columns(columns: Columns | Mapping | None) -> Columns:
 
 
 def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str = "multiclass",
-                  labels: list | None = None, columns: Columns | Mapping | None = None, positive_class: Any = None,
+                  labels: list | None = None, columns: Columns | Mapping | None = None, positive_class: Any = 1,
                   headline_metric: str | None = None, bins: Bins = Bins(), threshold: float = 0.5,
                   report_options: Mapping | None = None, classes: str = "open") -> PeriodAssessment:
     """Monitor one period against a reference in memory: the same result the monitor_period flow logs.
@@ -294,7 +294,9 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         must exist in both tables; a label column that is absent while a near-miss of its name
         exists (``lable``) is an error, not a period without labels.
     positive_class : optional
-        Binary: the positive class (default: as :func:`metrics_core.classes.binary_classes`).
+        Binary: the positive class, matched to the label type as the report matches ``pos_label``
+        (:func:`metrics_core.classes.binary_classes`); default 1, as the report's ``pos_label``
+        and the run spec's ``positive_class``.
     headline_metric : str, optional
         Metric watched against the floor (default ``balanced_accuracy``).
     bins : Bins

@@ -325,6 +325,28 @@ def test_a_misspelt_column_role_is_an_error_not_a_period_without_it(columns, mes
             mon.assess_period(ref.rename({"price": next(iter(columns.values()))}), cur, columns=columns)
 
 
+@pytest.mark.parametrize("labels, positive_class, positive", [([0, 1], {}, 1), (["0", "1"], {}, "1"),
+                                                             ([False, True], {}, True),
+                                                             (["ham", "spam"], {"positive_class": "spam"}, "spam")])
+def test_a_binary_period_takes_the_positive_class_as_the_report_does(labels, positive_class, positive):
+    """positive_class defaults to 1 (matched to the label type) as binary_report's pos_label does; it
+    raised "pos_label=None is not one of the labels [0, 1]" although the docstring promised a default."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    s = np.clip(rng.normal(0.3 + 0.4 * y, 0.2), 0, 1)
+    names = np.array(labels, dtype=object)
+    ref = pl.DataFrame({"label": names[y].tolist(), "score": s})
+    out = mon.assess_period(ref, ref, task="binary", **positive_class)
+    plain = mon.assess_period(ref.with_columns(label=pl.Series(y)), ref.with_columns(label=pl.Series(y)),
+                              task="binary")  # the same rows with 0/1 labels and the default
+    assert out.reference.labels.tolist()[1] == positive and plain.reference.labels.tolist() == [0, 1]
+    for key in ("perf/auroc", "perf/f1", "perf/recall", "n_rows"):
+        assert out.metrics[key] == plain.metrics[key], key
+    assert plain.metrics["perf/recall"] == pytest.approx(((s >= 0.5) & (y == 1)).sum() / (y == 1).sum())
+    with pytest.raises(InputError, match="pos_label=.* is not one of the labels"):
+        mon.assess_period(ref, ref, task="binary", positive_class="eggs")
+
+
 def test_a_real_drop_with_enough_labels_alerts(reference):
     y, pred, s, price = period_arrays(20_000, 400, signal=1.6)
     cur = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, scores=s, price=price)
