@@ -14,6 +14,10 @@ from metrics_core.significance.base import _sample
 
 def _edges(edges: Any) -> np.ndarray:
     e = np.asarray(edges, dtype=np.float64)
+    if e.ndim == 0:  # a number of bins given as a float (10.0), not edges
+        hint = f"; use {int(e)}" if float(e).is_integer() else ""
+        raise InputError(f"bins: expected an int (the number of reference-quantile bins) or a strictly increasing "
+                         f"1-D array of bin edges, got {edges!r}{hint}.")
     if e.ndim != 1 or e.size < 2 or np.isnan(e).any() or np.any(np.diff(e) <= 0):
         raise InputError(f"edges: bin edges must be a strictly increasing 1-D array of at least 2 numbers "
                          f"(-inf/+inf allowed at the ends), got {e.tolist()[:10]!r}.")

@@ -39,6 +39,10 @@ def z_critical(level):
     level = np.asarray(level, dtype=np.float64)
     if level.ndim == 0 and float(level) in _Z_OF_LEVEL:
         return np.float64(_Z_OF_LEVEL[float(level)])
+    if not np.all((level > 0) & (level < 1)):
+        bad = level.ravel()[~((level.ravel() > 0) & (level.ravel() < 1))][0]
+        hint = f" (a percentage? use {bad / 100:g})" if 50 <= bad < 100 else ""
+        raise InputError(f"level: a confidence level must be in (0, 1), e.g. 0.95; got {bad:g}{hint}.")
     # -ndtri(q) is how scipy.stats.norm.isf(q) is computed; scipy.special loads in a tenth of the time.
     from scipy.special import ndtri
 
@@ -63,6 +67,11 @@ def wilson(successes, n, level: float = 0.95):
         Lower and upper bounds; a pair of floats for scalar input. nan where ``n == 0`` (the
         proportion of an empty set is undefined).
 
+    Raises
+    ------
+    InputError
+        A count outside 0 <= successes <= n (beyond a rounding error), or a level outside (0, 1).
+
     Notes
     -----
     Wilson (1927): with p = k / n and z = Phi^-1(1 - (1 - level) / 2),
@@ -81,6 +90,14 @@ def wilson(successes, n, level: float = 0.95):
     k = np.asarray(successes, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     z = z_critical(level)
+    # (a weighted count may pass n, or 0, by a rounding error: only a clear excess is an error)
+    slack = 1e-9 * np.maximum(np.abs(n), 1.0)
+    outside = (k < -slack) | (k > n + slack) | (n < 0)
+    if np.any(outside):
+        kb, nb = np.broadcast_arrays(k, n)
+        i = np.flatnonzero(np.broadcast_to(outside, kb.shape))[0]
+        raise InputError(f"successes, n: {kb.ravel()[i]:g} successes of n = {nb.ravel()[i]:g}; a proportion needs "
+                         "0 <= successes <= n.")
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k / n
         denom = 1.0 + z * z / n

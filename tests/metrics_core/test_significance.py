@@ -442,3 +442,28 @@ def test_z_critical_is_scipys_normal_quantile_bit_for_bit(level):
     assert (level in _Z_OF_LEVEL) == (level not in (0.951, 0.5))
     assert st.norm.isf((1 - level) / 2) == want
     np.testing.assert_array_equal(z_critical(np.array([level, 0.95])), -ndtri((1 - np.array([level, 0.95])) / 2))
+
+
+@pytest.mark.parametrize("args, message", [
+    ((11, 10), r"successes, n: 11 successes of n = 10; a proportion needs 0 <= successes <= n"),
+    ((-1, 10), r"successes, n: -1 successes of n = 10"),
+    (([3, 12], [10, 10]), r"successes, n: 12 successes of n = 10"),
+    ((5, 10, 95), r"level: a confidence level must be in \(0, 1\), e.g. 0.95; got 95 \(a percentage\? use 0.95\)"),
+    ((5, 10, 1.5), r"level: .* got 1.5\.$"),
+    ((5, 10, 0.0), r"level: .* got 0\.$"),
+])
+def test_wilson_outside_its_domain_is_an_error_not_nan(args, message):
+    """wilson(11, 10) and a level of 95 gave (nan, nan) silently."""
+    from metrics_core.significance.proportions import wilson
+
+    with pytest.raises(InputError, match=message):
+        wilson(*args)
+
+
+def test_wilson_takes_a_weighted_count_past_n_by_a_rounding_error():
+    from metrics_core.significance.proportions import wilson
+
+    total = 0.1 + 0.2  # 0.30000000000000004: the rows' weights summed in another order than n's
+    assert total > 0.3 and wilson(total, 0.3) == pytest.approx(wilson(0.3, 0.3), rel=1e-12)
+    assert wilson(0.3, 0.3) == pytest.approx(proportion_confint(0.3, 0.3, method="wilson"), rel=1e-9)
+    assert np.isnan(wilson(0, 0)[0])
