@@ -46,6 +46,15 @@ PERIODS = ["2024-01", "2024-02", "2024-03"]
 SHIFTED = "2024-04"
 
 
+def three_class_period(n: int = 3000, seed: int = 1) -> pl.DataFrame:
+    """Labels a, b, c (shares 0.5, 0.3, 0.2) and predictions right 85 % of the time (else a random class)."""
+    rng = np.random.default_rng(seed)
+    names = np.array(["a", "b", "c"])
+    y = rng.choice(3, n, p=[0.5, 0.3, 0.2])
+    pred = np.where(rng.random(n) < 0.85, y, rng.choice(3, n))
+    return pl.DataFrame({"label": names[y], "prediction": names[pred]})
+
+
 def mlflow_runs(store: str, experiment: str, *, kind: str | None = None):
     """All active runs of ``experiment`` (optionally of one classwatch.kind), read back with MlflowClient."""
     from mlflow import MlflowClient

@@ -7,6 +7,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 from polars.testing import assert_frame_equal
+from flow_data import three_class_period
 from scipy import stats
 
 import metrics_core as mc
@@ -259,14 +260,6 @@ def test_a_stable_month_with_few_labels_is_not_an_alert(reference, seed):
     assert out.metrics["balanced_accuracy_n_labelled_needed"] == h.n_needed
 
 
-def _three_class_reference(n=3000, seed=1):
-    rng = np.random.default_rng(seed)
-    names = np.array(["a", "b", "c"])
-    y = rng.choice(3, n, p=[0.5, 0.3, 0.2])
-    pred = np.where(rng.random(n) < 0.85, y, rng.choice(3, n))
-    return pl.DataFrame({"label": names[y], "prediction": names[pred]})
-
-
 @pytest.mark.parametrize("metric", ["balanced_accuracy", "accuracy"])
 @pytest.mark.parametrize("labels, predictions", [(["a"], ["b"]), (["a"], ["a"]), (["a", "b", "c"], ["b", "c", "a"]),
                                                  (["a", "b"], ["a", "c"])])
@@ -275,7 +268,7 @@ def test_a_handful_of_labelled_rows_is_not_enough_to_judge(labels, predictions, 
     p = 0.115; the z-test on the collapsed interval (0, 0) gave p = 0 and "retrain"), and rows that
     are all right are not "no alert" with power 1: under MIN_EXPECTED expected errors at the
     reference the test is undefined and the verdict says how many labelled rows it needs."""
-    ref = _three_class_reference()
+    ref = three_class_period()
     out = mon.assess_period(ref, pl.DataFrame({"label": labels, "prediction": predictions}),
                             headline_metric=metric)
     h = out.decision.headline
@@ -300,7 +293,7 @@ def test_a_collapsed_interval_takes_the_reference_spread_at_the_period_size():
     assert test.p_value == pytest.approx(stats.norm.sf(-0.11 / se), rel=1e-12)
     wide = mon.Headline("balanced_accuracy", 0.9, (0.7, 1.0), 0.89, (0.88, 0.90), 100, 3000)  # wider: kept
     assert mon.headline_test(wide)[0].details["se_current"] == pytest.approx(0.3 / (2 * stats.norm.isf(0.025)))
-    ref = _three_class_reference()
+    ref = three_class_period()
     cur = pl.DataFrame({"label": ["a"] * 50 + ["b"] * 30 + ["c"] * 20}).with_columns(prediction=pl.col("label"))
     out = mon.assess_period(ref, cur)
     assert (out.metrics["balanced_accuracy_ci_low"], out.metrics["balanced_accuracy_ci_high"]) == (1.0, 1.0)
@@ -315,8 +308,8 @@ def test_a_collapsed_interval_takes_the_reference_spread_at_the_period_size():
 def test_a_misspelt_column_role_is_an_error_not_a_period_without_it(columns, message):
     """Every price doubled: with the price column misspelt the period read "no alert" (no price test
     at all), and with the label misspelt an ordinary period without labels (no headline)."""
-    ref = _three_class_reference().with_columns(price=pl.lit(1.0))
-    cur = _three_class_reference(seed=2).with_columns(price=pl.lit(2.0))
+    ref = three_class_period().with_columns(price=pl.lit(1.0))
+    cur = three_class_period(seed=2).with_columns(price=pl.lit(2.0))
     assert mon.assess_period(ref, cur, columns={"price": "price"}).alert  # the right name sees the rise
     with pytest.raises(InputError, match=message):
         mon.assess_period(ref, cur, columns=columns)
