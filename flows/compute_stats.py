@@ -16,7 +16,7 @@ from prefect.futures import as_completed
 from flows.runners import api_for, check_scheduler, task_runner
 from metrics_core.dataset import (Columns, Part, merge_tree, no_rows_error, parts_of, scans_by_class, schema_of,
                                   score_column_classes)
-from metrics_core.classes import check_class_list
+from metrics_core.contract.classes import check_class_list
 from metrics_core.stats import BinaryStats, MulticlassStats
 from tasks.stats import class_scores, merge_stats, partition_labels, partition_stats
 

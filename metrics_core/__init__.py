@@ -50,7 +50,7 @@ _LAZY = {
     **{n: ("metrics_core.price", n) for n in ("PriceImpact", "price_impact", "price_index")},
     **{n: ("metrics_core.sampling", n) for n in ("ManualCheckPlan", "SampleEstimate", "estimate_from_sample",
                                                  "manual_check_plan")},
-    **{n: ("metrics_core.stability", n) for n in ("check_periods", "class_counts", "month_periods",
+    **{n: ("metrics_core.checks.stability", n) for n in ("check_periods", "class_counts", "month_periods",
                                                   "prevalence_stability", "price_stability")},
 }
 

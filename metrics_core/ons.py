@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from metrics_core.checks import CheckResult, as_frame, require_columns
-from metrics_core.stability import prevalence_stability, price_stability
+from metrics_core.checks.stability import prevalence_stability, price_stability
 from metrics_core.errors import InputError
 
 COLUMNS = ("yes", "only prevalence", "only price distribution", "no")
@@ -269,12 +269,12 @@ class Stability:
     - prevalence is unstable when, for some period, the chi-squared test of class counts against
       the pooled reference rejects after BH adjustment at ``alpha`` AND some class moved by at
       least ``max_abs_change`` (2 points) or the PSI of the class shares is >= ``psi_threshold``
-      (0.1); see :func:`metrics_core.stability.prevalence_stability`. Label counts are judged when
+      (0.1); see :func:`metrics_core.checks.stability.prevalence_stability`. Label counts are judged when
       they cover the reference window; otherwise prediction counts;
     - prices are unstable when, for some (period, class), the KS test against the reference
       prices of the class rejects after BH adjustment AND the KS statistic is >= ``ks_threshold``
       (0.1) or the median or mean moved by at least ``max_relative_change`` (10%); see
-      :func:`metrics_core.stability.price_stability`. Without ``prices`` the price distribution
+      :func:`metrics_core.checks.stability.price_stability`. Without ``prices`` the price distribution
       is not known to be stable and is treated as unstable (the robust choice of Annex F), and
       the reason says so;
     - low prevalence (binary, with ``positive_class``): the positive share of the reference
@@ -357,7 +357,7 @@ def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 
     Parameters
     ----------
     counts : polars.DataFrame, pyarrow.Table or 2-D array
-        Rows (period, class, count[, source]) as :func:`metrics_core.stability.class_counts`
+        Rows (period, class, count[, source]) as :func:`metrics_core.checks.stability.class_counts`
         returns, or a periods x classes array of counts (periods 0..T-1, columns named by
         ``classes``).
     prices : polars.DataFrame or pyarrow.Table, optional
@@ -444,7 +444,7 @@ def stability_from_rows(rows: Any, *, period_column: str = "period", label_colum
     """:func:`stability_from_history` measured on item rows: one row per classified item.
 
     A date or timestamp period column is grouped by month on its local calendar
-    (:func:`metrics_core.stability.month_periods`). Counts the rows per period and class (:func:`metrics_core.stability.class_counts`, labels
+    (:func:`metrics_core.checks.stability.month_periods`). Counts the rows per period and class (:func:`metrics_core.checks.stability.class_counts`, labels
     and, when ``prediction_column`` is given, predictions) and takes each labelled class's prices
     from ``price_column`` when given (ONS Annex F: how the class has changed over time).
 
@@ -470,7 +470,7 @@ def stability_from_rows(rows: Any, *, period_column: str = "period", label_colum
     >>> stability_from_rows(rows).prevalence_stable
     True
     """
-    from metrics_core.stability import check_periods, class_counts, label_prices, month_periods
+    from metrics_core.checks.stability import check_periods, class_counts, label_prices, month_periods
 
     frame = as_frame(month_periods(rows, period_column), "rows")
     require_columns(frame, "rows", [period_column, label_column])

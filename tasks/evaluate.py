@@ -329,7 +329,7 @@ def label_metric(headline: str) -> str:
 def recommendation(spec: RunSpec, plan: EvalPlan) -> dict:
     """ONS Tables 1-2 from stability measured on the history of the reference (else test) data's
     periods; with fewer than two periods, or a period column of nearly unique values
-    (:func:`metrics_core.stability.check_periods`), stability is not measured and is treated as unstable."""
+    (:func:`metrics_core.checks.stability.check_periods`), stability is not measured and is treated as unstable."""
     c = spec.columns
     source = plan.reference or plan.test
     names = sources.open_dataset(source).schema.names

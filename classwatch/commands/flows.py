@@ -318,7 +318,8 @@ def recommend(
     prevalence, PSI 0.1, 10 % price change), then reads the ONS table for your task: the
     headline metric, the ROC or PR space to plot it in, averaging, weighting and beta advice.
     """
-    from metrics_core import classes, ons
+    from metrics_core import ons
+    from metrics_core.contract import classes
     from metrics_core.contract import missing_columns
     from metrics_core.dataset import open_dataset
 

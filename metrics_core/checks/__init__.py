@@ -2,7 +2,7 @@
 
 Modules: ``frames`` (:class:`CheckResult` and the frame helpers every check shares),
 ``leakage`` (shared ids, duplicated rows, single-feature separation) and ``representativeness``
-(feature drift and class support). Stability over periods is :mod:`metrics_core.stability`.
+(feature drift and class support). Stability over periods is :mod:`metrics_core.checks.stability`.
 Every public name is importable from this package.
 """
 

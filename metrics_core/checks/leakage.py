@@ -17,7 +17,7 @@ from metrics_core.checks.frames import (
     _train_test,
     require_columns,
 )
-from metrics_core.classes import check_label_kinds
+from metrics_core.contract.classes import check_label_kinds
 from metrics_core.curves import ranking_areas
 from metrics_core.errors import InputError
 
@@ -127,7 +127,7 @@ def _null_typed_as_other(tr: pl.DataFrame, te: pl.DataFrame, column: str) -> tup
 
 
 def _same_label_kind(tr: pl.DataFrame, te: pl.DataFrame, label_column: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The two frames, their labels checked to be of one kind (:func:`metrics_core.classes.check_label_kinds`:
+    """The two frames, their labels checked to be of one kind (:func:`metrics_core.contract.classes.check_label_kinds`:
     strings are never compared with numbers) so that test labels can be compared with training labels."""
     tr, te = _null_typed_as_other(tr, te, label_column)
     if pl.Null not in (tr.schema[label_column], te.schema[label_column]):  # all null in both: nothing to compare
@@ -274,7 +274,7 @@ def leakage(train: Any, test: Any, *, id_column: str | None = "id", feature_colu
 
     The id column is compared across sets as polars joins it (Int32 with Int64, not String with
     Int64), the labels when both are strings or both are not
-    (:func:`metrics_core.classes.check_label_kinds`; 1 and 1.0 are one label); other types are an
+    (:func:`metrics_core.contract.classes.check_label_kinds`; 1 and 1.0 are one label); other types are an
     :class:`~metrics_core.errors.InputError` naming the column and both types. A column that is
     all null (polars type Null) takes the other set's type.
 

@@ -1,11 +1,11 @@
 """The input contract: column roles, the layout of a source, the rules of a row and the one batch check.
 
 Schema side in :mod:`.schema` (:class:`Columns`, :func:`resolve_layout`), row side in :mod:`.rows`
-(:func:`value_problems`, :func:`check_batch`). The naming of classes (:mod:`metrics_core.classes`)
+(:func:`value_problems`, :func:`check_batch`). The naming of classes (:mod:`metrics_core.contract.classes`)
 is part of the contract and importable from here.
 """
 
-from metrics_core.classes import (TASKS, binary_classes, check_class_list, check_label_kinds, class_indices,
+from metrics_core.contract.classes import (TASKS, binary_classes, check_class_list, check_label_kinds, class_indices,
                                   class_rows, class_value, positive_class, predicted_class, same_kind, type_kind)
 from metrics_core.contract.rows import (SCORE_SUM_HINT, SCORE_SUM_TOLERANCE, Problem, check_batch, problem_error,
                                         row_problems, score_sum_problem, score_sums_off, value_problems)

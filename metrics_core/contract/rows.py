@@ -8,7 +8,7 @@ from typing import Iterator, NamedTuple, Sequence
 import numpy as np
 import pyarrow as pa
 
-from metrics_core.classes import check_label_kinds, class_indices, type_kind
+from metrics_core.contract.classes import check_label_kinds, class_indices, type_kind
 from metrics_core.contract.schema import missing_columns
 from metrics_core.errors import InputError, rows_message
 

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metrics_core.classes import check_task, class_value, type_kind
+from metrics_core.contract.classes import check_task, class_value, type_kind
 from metrics_core.errors import InputError
 
 #: Command-line options of ``classwatch evaluate`` that map a role (named in missing-column errors).

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metrics_core.classes import binary_classes, class_rows, format_class_rows, same_kind
+from metrics_core.contract.classes import binary_classes, class_rows, format_class_rows, same_kind
 from metrics_core.contract import Columns
 from metrics_core.dataset.batches import batches_with_rows
 from metrics_core.dataset.formats import open_dataset
@@ -54,7 +54,7 @@ def check_binary_labels(batch: pa.RecordBatch, path, *, label: str, prediction: 
     Raises
     ------
     InputError
-        From :func:`metrics_core.classes.binary_classes`, naming the file and the label column,
+        From :func:`metrics_core.contract.classes.binary_classes`, naming the file and the label column,
         followed, when there are more than two classes, by where each class of this batch is:
         its number of rows and its first row (the odd one out is usually the rare one).
     """
@@ -71,7 +71,7 @@ def check_binary_labels(batch: pa.RecordBatch, path, *, label: str, prediction: 
 
 
 def batch_class_rows(batch: pa.RecordBatch, names: Sequence[str], weight: str | None, first_row: int = 0) -> str:
-    """Where each class value of a batch is (:func:`metrics_core.classes.class_rows`), by file row.
+    """Where each class value of a batch is (:func:`metrics_core.contract.classes.class_rows`), by file row.
 
     >>> print(batch_class_rows(pa.record_batch({"label": [0, 1, 0, 2, 1]}), ["label"], None, first_row=100)[29:])
     0 in 2 row(s) of column 'label' (first: row 100); 1 in 2 (first: row 101); 2 in 1 (first: row 103).

@@ -10,7 +10,7 @@ import polars as pl
 import pyarrow as pa
 
 from metrics_core import contract
-from metrics_core.classes import binary_classes, check_class_list, class_rows
+from metrics_core.contract.classes import binary_classes, check_class_list, class_rows
 from metrics_core.checks.frames import as_frame
 from metrics_core.contract import Columns
 from metrics_core.errors import InputError
@@ -256,7 +256,7 @@ def _class_list(ref: pa.Table, task: str, columns: Columns, labels, positive_cla
 
 
 def _reference_class_rows(ref: pa.Table, names: list[str]) -> str:
-    """Where each class of the reference is (:func:`metrics_core.classes.class_rows`), in its class
+    """Where each class of the reference is (:func:`metrics_core.contract.classes.class_rows`), in its class
     columns that miss no value (row numbers stay those of the reference)."""
     complete = [n for n in names if ref.column(n).null_count == 0]
     found = class_rows({f"column {n!r}": ref.column(n).to_numpy() for n in complete}) if complete else ""
@@ -295,7 +295,7 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         exists (``lable``) is an error, not a period without labels.
     positive_class : optional
         Binary: the positive class, matched to the label type as the report matches ``pos_label``
-        (:func:`metrics_core.classes.binary_classes`); default 1, as the report's ``pos_label``
+        (:func:`metrics_core.contract.classes.binary_classes`); default 1, as the report's ``pos_label``
         and the run spec's ``positive_class``.
     headline_metric : str, optional
         Metric watched against the floor (default ``balanced_accuracy``).

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from metrics_core._validate import check_lengths, check_scores, check_weights, to_numpy, weighted_rows
-from metrics_core.classes import binary_classes
+from metrics_core.contract.classes import binary_classes
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _labels, _verdict, _warn
 from metrics_core.misread import MisreadInputWarning
@@ -26,7 +26,7 @@ def _cells(task, y, a, b, kwargs) -> tuple[np.ndarray, np.ndarray, int]:
     """Per row the joint cell code (true, a, b) as ``(t k + a) k + b``, its weight, and k.
 
     Binary: t, a and b are 1 for the positive class, named as the reports name it
-    (:func:`metrics_core.classes.binary_classes` over the values of y, a and b, so ``pos_label="1"``
+    (:func:`metrics_core.contract.classes.binary_classes` over the values of y, a and b, so ``pos_label="1"``
     is the class 1 of integer labels); an InputError when the three columns hold more than two classes.
     """
     from metrics_core._validate import check_weights, encode
@@ -194,7 +194,7 @@ def paired_bootstrap(metric: str, y_true, pred_a, pred_b, *, n_boot: int = 1000,
     row. Replicates where the metric is undefined (nan) are dropped, with a RuntimeWarning.
     Rows of weight 0 are dropped first (absent rows); weights scaled by a constant give the same
     replicates. Binary labels: ``pos_label`` names the positive class as the report names it
-    (:func:`metrics_core.classes.binary_classes`: ``"1"`` is the class 1 of integer labels), over
+    (:func:`metrics_core.contract.classes.binary_classes`: ``"1"`` is the class 1 of integer labels), over
     the values of ``y_true`` and both models; more than two classes among them is an InputError.
 
     Examples

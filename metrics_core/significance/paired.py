@@ -9,7 +9,7 @@ import numpy as np
 from scipy import stats
 
 from metrics_core._validate import check_lengths
-from metrics_core.classes import check_label_kinds
+from metrics_core.contract.classes import check_label_kinds
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _labels, _quiet, _sample, _verdict, _warn
 
@@ -194,7 +194,7 @@ def mcnemar(y_true, pred_a, pred_b, exact: bool = True, *, alpha: float = 0.05) 
     ------
     InputError
         Mismatched lengths, NaN labels, or labels and predictions of mixed kinds (strings on one
-        side, numbers on the other: :func:`metrics_core.classes.check_label_kinds`).
+        side, numbers on the other: :func:`metrics_core.contract.classes.check_label_kinds`).
 
     Notes
     -----

@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import proportions_ztest
 
 from metrics_core.checks import CheckResult, leakage, representativeness
 from metrics_core.errors import InputError
-from metrics_core.stability import class_counts, label_prices, prevalence_stability, price_stability
+from metrics_core.checks.stability import class_counts, label_prices, prevalence_stability, price_stability
 
 
 def _frames(n=600, seed=0):

@@ -649,7 +649,7 @@ def test_notebook_example_runs(capsys):
     """The example of docs/notebook.md runs and prints what its comments say."""
     from pathlib import Path
 
-    text = (Path(__file__).parents[2] / "docs" / "notebook.md").read_text()
+    text = (Path(__file__).parents[3] / "docs" / "notebook.md").read_text()
     code = text.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(code, "docs/notebook.md", "exec"), {})
     lines = capsys.readouterr().out.splitlines()

@@ -320,7 +320,7 @@ def _text(v):
     return np.array([str(x) for x in v])
 
 
-# The positive class as binary_report matches it (metrics_core.classes.binary_classes): by value, else
+# The positive class as binary_report matches it (metrics_core.contract.classes.binary_classes): by value, else
 # by its text. String labels with the default pos_label=1, and pos_label="1" on integer labels, name
 # the same class "1"/1 as integer labels with pos_label=1.
 POSITIVE_BY_TEXT = [
@@ -366,7 +366,7 @@ def test_mcnemar_rejects_mixed_label_kinds_as_binary_report_does(y, a, b, culpri
         binary_report(y, y_pred=pred)
     with pytest.raises(InputError, match=r"\(mixed label types\)") as ours:
         sig.mcnemar(y, a, b)
-    # the same contract check (metrics_core.classes.check_label_kinds), naming mcnemar's argument
+    # the same contract check (metrics_core.contract.classes.check_label_kinds), naming mcnemar's argument
     assert str(ours.value) == str(report_error.value).replace("y_pred holds", f"{culprit} holds", 1)
 
 
