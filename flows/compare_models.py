@@ -6,7 +6,7 @@ from typing import Any
 
 from prefect import flow
 
-from tasks.compare import (compare, compared_metric, comparison_key, finished_comparison, log_comparison,
+from tasks.compare import (compared_metric, comparison, comparison_key, finished_comparison, log_comparison,
                            model_label)
 from tasks.config.spec import load_spec
 from tasks.evaluate import plan_evaluation, predict
@@ -38,8 +38,8 @@ def compare_models(spec: Any = None, model_uris: list[str] | None = None, test_d
     preds = {name: f.result() for name, f in futures.items()}
     metric = compared_metric(s, plan)
     y = next(iter(preds.values())).y_true
-    result = compare(s, plan.labels, y, {n: p.y_pred for n, p in preds.items()}, metric, cv_scores, cv_n_train,
-                     cv_n_test)
+    result = comparison(s, plan.labels, y, {n: p.y_pred for n, p in preds.items()}, metric, cv_scores, cv_n_train,
+                        cv_n_test)
     run_id, created, metrics = log_comparison(s, key, uris, metric, plan.test, result, force)
     return {**base, "run_id": run_id, "created": created, "best": result["best"], "metric": metric,
             "tests": result["tests"].to_dicts(), "metrics": metrics}

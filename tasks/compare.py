@@ -1,15 +1,11 @@
-"""Prefect task of compare_models: the ISO clause-7 tests between models, corrected together."""
+"""Prefect tasks of compare_models: the compared metric, the comparison (computed in metrics_core), its MLflow run."""
 
 from __future__ import annotations
 
-from itertools import combinations
-
 import numpy as np
-import polars as pl
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-import metrics_core as mc
 from metrics_core import significance as sig
 from tasks import IO
 from tasks.config.sources import describe_source
@@ -18,8 +14,6 @@ from tasks.evaluate import EvalPlan, label_metric, recommendation
 from tasks.render.comparison import comparison_markdown
 from tasks.render.markdown import comparison_note
 from tasks.store.mlflow import MlflowStore, RunContent, log_run
-
-FOLDS = 5
 
 
 def model_label(uri: str) -> str:
@@ -84,65 +78,12 @@ def log_comparison(spec: RunSpec, key: str, uris: list[str], metric: str, test_s
     return run_id, created, metrics
 
 
-def _report(spec: RunSpec, labels: list, y, pred):
-    if spec.task == "binary":
-        return mc.binary_report(y, y_pred=pred, pos_label=labels[1], beta=spec.beta)
-    return mc.multiclass_report(y, pred, labels=labels, beta=spec.beta)
-
-
-def fold_metrics(spec: RunSpec, labels: list, y, preds: dict, metric: str, folds: int = FOLDS) -> pl.DataFrame:
-    """``metric`` of every model on ``folds`` seeded, disjoint folds of the test rows (long table)."""
-    rng = np.random.default_rng(spec.seed)
-    fold = rng.permutation(len(y)) % folds
-    rows = []
-    for name, pred in preds.items():
-        for f in range(folds):
-            m = fold == f
-            rows.append({"model": name, "fold": f, metric: _report(spec, labels, y[m], pred[m]).metrics[metric]})
-    return pl.DataFrame(rows)
-
-
 @task(name="compare-models", cache_policy=NO_CACHE)
-def compare(spec: RunSpec, labels: list, y: np.ndarray, preds: dict, metric: str,
-            cv_scores: dict | None = None, cv_n_train: int | None = None, cv_n_test: int | None = None) -> dict:
-    """Pairwise McNemar and paired bootstrap of ``metric`` on the shared test rows, a paired t-test
-    over disjoint folds, and for cross-validation scores (one list per model, same folds) the
-    corrected resampled t-test (Nadeau-Bengio, with n_train/n_test) or the paired t-test; with 3+
-    models also ANOVA and Kruskal-Wallis over the fold values. All p-values of the run are
-    corrected together (``spec.alerts.correction`` at ``spec.alerts.alpha``)."""
-    alpha = spec.alerts.alpha
-    reports = {name: _report(spec, labels, y, p) for name, p in preds.items()}
-    per_model = pl.DataFrame([{"model": n, **{k: r.metrics.get(k) for k in (metric, "accuracy", "balanced_accuracy")}}
-                              for n, r in reports.items()])
-    folds = fold_metrics(spec, labels, y, preds, metric) if preds else None
-    kw = {"labels": labels} if spec.task == "multiclass" else {"pos_label": labels[1]}
-    tests = []
-    for a, b in combinations(list(preds), 2):
-        tests.append((a, b, "McNemar", sig.mcnemar(y, preds[a], preds[b], alpha=alpha)))
-        tests.append((a, b, f"paired bootstrap ({metric})",
-                      sig.paired_bootstrap(metric, y, preds[a], preds[b], n_boot=spec.n_boot, seed=spec.seed,
-                                           task=spec.task, kind="pred", alpha=alpha, beta=spec.beta, **kw)))
-        fa = folds.filter(pl.col("model") == a)[metric].to_numpy()
-        fb = folds.filter(pl.col("model") == b)[metric].to_numpy()
-        tests.append((a, b, f"paired t-test over {FOLDS} test folds", sig.paired_t_test(fa, fb, alpha=alpha)))
-    if cv_scores:
-        for a, b in combinations(list(cv_scores), 2):
-            if cv_n_train and cv_n_test:
-                res = sig.corrected_resampled_t_test(cv_scores[a], cv_scores[b], cv_n_train, cv_n_test, alpha=alpha)
-            else:
-                res = sig.paired_t_test(cv_scores[a], cv_scores[b], alpha=alpha)
-            tests.append((a, b, f"{res.test} (CV scores)", res))
-    if len(preds) >= 3:
-        groups = [folds.filter(pl.col("model") == n)[metric].to_numpy() for n in preds]
-        tests.append(("all", "all", "ANOVA over folds", sig.anova(*groups, alpha=alpha)))
-        tests.append(("all", "all", "Kruskal-Wallis over folds", sig.kruskal_wallis(*groups, alpha=alpha)))
-    corrected = sig.correct([t.p_value for *_, t in tests], spec.alerts.correction, alpha)
-    adj, rej = corrected.p_adjusted, corrected.reject
-    table = pl.DataFrame([{"model_a": a, "model_b": b, "test": name, "statistic": float(t.statistic),
-                           "p_value": float(t.p_value), "p_adjusted": float(adj[i]), "reject": bool(rej[i]),
-                           "effect_size": float(t.effect_size), "effect_name": t.effect_name,
-                           "ci_low": float(t.interval[0]) if t.interval else None,
-                           "ci_high": float(t.interval[1]) if t.interval else None, "verdict": t.verdict}
-                          for i, (a, b, name, t) in enumerate(tests)])
-    best = max(reports, key=lambda n: np.nan_to_num(reports[n].metrics.get(metric, np.nan), nan=-np.inf))
-    return {"per_model": per_model, "tests": table, "folds": folds, "best": best, "metric": metric}
+def comparison(spec: RunSpec, labels: list, y: np.ndarray, preds: dict, metric: str,
+               cv_scores: dict | None = None, cv_n_train: int | None = None, cv_n_test: int | None = None) -> dict:
+    """The ISO clause-7 tests between the models (:func:`metrics_core.significance.model_comparison`),
+    with the spec's task, correction (``spec.alerts.correction`` at ``spec.alerts.alpha``), bootstrap
+    replicates, seed and beta."""
+    return sig.model_comparison(spec.task, labels, y, preds, metric, cv_scores=cv_scores, cv_n_train=cv_n_train,
+                                cv_n_test=cv_n_test, alpha=spec.alerts.alpha, correction=spec.alerts.correction,
+                                n_boot=spec.n_boot, seed=spec.seed, beta=spec.beta)

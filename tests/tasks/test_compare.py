@@ -1,5 +1,5 @@
-"""tasks.compare through ``.fn()``: model labels, the run key, fold metrics, the clause-7 tests corrected
-together, the compared metric, and the comparison run in a SQLite MLflow store."""
+"""tasks.compare through ``.fn()``: model labels, the run key, the comparison task (metrics_core's, with the
+spec's options), the compared metric, and the comparison run in a SQLite MLflow store."""
 
 from __future__ import annotations
 
@@ -11,18 +11,15 @@ from polars.testing import assert_frame_equal
 import pytest
 from flow_data import mlflow_runs, scored_rows
 from mlflow import MlflowClient
-from statsmodels.stats.multitest import multipletests
 
-import metrics_core as mc
 from metrics_core import significance as sig
-from tasks.compare import (FOLDS, compare, compared_metric, comparison_key, finished_comparison, fold_metrics,
-                           log_comparison, model_label)
+from tasks.compare import (compared_metric, comparison, comparison_key, finished_comparison, log_comparison,
+                           model_label)
 from tasks.config.spec import load_spec
 from tasks.evaluate import plan_evaluation
 
 LABELS = ["bread", "milk", "wine"]
-N = 500  # a multiple of FOLDS: equal folds
-STATSMODELS = {"bh": "fdr_bh", "holm": "holm", "bonferroni": "bonferroni"}
+N = 500
 
 
 @pytest.fixture(scope="module")
@@ -62,92 +59,27 @@ def test_comparison_key_is_stable_and_changes_with_its_parts(tmp_path, change):
     assert comparison_key(*changed) != key
 
 
-# ---------------------------------------------------------------- fold_metrics
-def test_fold_metrics_split_the_rows_into_equal_disjoint_folds(rows):
+# ---------------------------------------------------------------- comparison
+@pytest.mark.parametrize("fields", [{}, {"alerts": {"correction": "holm", "alpha": 0.1}, "seed": 3, "beta": 2.0}])
+def test_comparison_is_metrics_core_with_the_spec_options(rows, fields):
+    """The task computes nothing itself: metrics_core's comparison with the spec's task, correction, alpha,
+    bootstrap replicates, seed and beta (tested there, tests/metrics_core/significance/test_model_comparison.py)."""
     y, preds = rows
-    spec = make_spec()
-    folds = fold_metrics(spec, LABELS, y, preds, "accuracy")
-    assert folds.columns == ["model", "fold", "accuracy"] and folds.height == len(preds) * FOLDS
-    for name, pred in preds.items():
-        part = folds.filter(pl.col("model") == name)
-        assert part["fold"].to_list() == list(range(FOLDS))
-        # equal folds: the mean of the fold accuracies is the accuracy of all rows
-        assert part["accuracy"].mean() == pytest.approx(np.mean(pred == y), rel=1e-12)
-    assert folds.equals(fold_metrics(spec, LABELS, y, preds, "accuracy"))
-    assert not folds.equals(fold_metrics(make_spec(seed=1), LABELS, y, preds, "accuracy"))
-
-
-# ---------------------------------------------------------------- compare
-@pytest.mark.parametrize("correction", ["bh", "holm", "bonferroni"])
-@pytest.mark.parametrize("models, cv", [(["m v1", "m v2"], None),
-                                        (["m v1", "m v2", "m v1 copy"], {"m v1": [0.9, 0.88, 0.91],
-                                                                         "m v2": [0.7, 0.74, 0.69]})],
-                         ids=["two-models", "three-models-and-cv"])
-def test_compare_corrects_every_p_value_together(rows, correction, models, cv):
-    y, all_preds = rows
-    preds = {m: all_preds[m] for m in models}
-    spec = make_spec(alerts={"correction": correction})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # the copy: a paired t-test of zero differences is nan
-        out = compare.fn(spec, LABELS, y, preds, "f1_macro", cv, 300 if cv else None, 100 if cv else None)
-    tests = out["tests"]
-    pairs = len(models) * (len(models) - 1) // 2
-    assert tests.height == 3 * pairs + (1 if cv else 0) + (2 if len(models) >= 3 else 0)
-    assert tests["test"].to_list()[:3] == ["McNemar", "paired bootstrap (f1_macro)",
-                                           f"paired t-test over {FOLDS} test folds"]
-    p, adjusted = tests["p_value"].to_numpy(), tests["p_adjusted"].to_numpy()
-    ok = np.isfinite(p)
-    expected = sig.correct(p[ok], correction, spec.alerts.alpha)
-    np.testing.assert_allclose(adjusted[ok], expected.p_adjusted, rtol=1e-12)
-    assert tests["reject"].to_numpy()[ok].tolist() == expected.reject.tolist()
-    reject, oracle, _, _ = multipletests(p[ok], alpha=spec.alerts.alpha, method=STATSMODELS[correction])
-    np.testing.assert_allclose(adjusted[ok], oracle, rtol=1e-12)
-    assert np.isnan(adjusted[~ok]).all() and not tests["reject"].to_numpy()[~ok].any()
-    assert ok.sum() == tests.height - (1 if len(models) >= 3 else 0)  # only the copy's fold t-test is undefined
-
-    first = tests.row(0, named=True)
-    direct = sig.mcnemar(y, preds["m v1"], preds["m v2"])
-    assert (first["model_a"], first["model_b"], first["statistic"], first["p_value"]) == (
-        "m v1", "m v2", direct.statistic, direct.p_value)
-    if cv:
-        row = tests.filter(pl.col("test").str.ends_with("(CV scores)")).row(0, named=True)
-        res = sig.corrected_resampled_t_test(cv["m v1"], cv["m v2"], 300, 100)
-        assert (row["test"], row["p_value"]) == ("corrected resampled t-test (CV scores)", res.p_value)
-    if len(models) >= 3:
-        assert tests["test"].to_list()[-2:] == ["ANOVA over folds", "Kruskal-Wallis over folds"]
-
-
-def test_compare_per_model_metrics_and_the_best(rows):
-    y, preds = rows
-    out = compare.fn(make_spec(), LABELS, y, {m: preds[m] for m in ("m v2", "m v1")}, "f1_macro")
-    per_model = out["per_model"]
-    assert per_model.columns == ["model", "f1_macro", "accuracy", "balanced_accuracy"]
-    for row in per_model.iter_rows(named=True):
-        report = mc.multiclass_report(y, preds[row["model"]], labels=LABELS)
-        assert {k: row[k] for k in per_model.columns[1:]} == pytest.approx(
-            {k: report.metrics[k] for k in per_model.columns[1:]})
-    assert out["best"] == "m v1" and out["metric"] == "f1_macro"
-    assert out["folds"].equals(fold_metrics(make_spec(), LABELS, y, {m: preds[m] for m in ("m v2", "m v1")},
-                                            "f1_macro"))
-
-
-def test_cv_scores_without_sizes_use_the_paired_t_test(rows):
-    y, preds = rows
+    spec = make_spec(**fields)
+    chosen = {m: preds[m] for m in ("m v1", "m v2")}
     cv = {"m v1": [0.9, 0.88, 0.91], "m v2": [0.7, 0.74, 0.69]}
-    out = compare.fn(make_spec(), LABELS, y, {m: preds[m] for m in ("m v1", "m v2")}, "accuracy", cv)
-    row = out["tests"].row(-1, named=True)
-    assert row["test"] == "paired t-test (CV scores)"
-    assert row["p_value"] == sig.paired_t_test(cv["m v1"], cv["m v2"]).p_value
-
-
-def test_binary_compare_uses_the_positive_class():
-    rng = np.random.default_rng(2)
-    y = rng.integers(0, 2, 400)
-    a, b = np.where(rng.random(400) < 0.85, y, 1 - y), np.where(rng.random(400) < 0.6, y, 1 - y)
-    out = compare.fn(load_spec({"task": "binary", "n_boot": 50}), [0, 1], y, {"a": a, "b": b}, "f1")
-    assert out["per_model"]["f1"].to_list() == pytest.approx(
-        [mc.binary_report(y, y_pred=p, pos_label=1).metrics["f1"] for p in (a, b)])
-    assert out["best"] == "a"
+    out = comparison.fn(spec, LABELS, y, chosen, "fbeta_macro", cv, 300, 100)
+    want = sig.model_comparison("multiclass", LABELS, y, chosen, "fbeta_macro", cv_scores=cv, cv_n_train=300,
+                                cv_n_test=100, alpha=spec.alerts.alpha, correction=spec.alerts.correction,
+                                n_boot=spec.n_boot, seed=spec.seed, beta=spec.beta)
+    assert out.keys() == want.keys() == {"per_model", "tests", "folds", "best", "metric"}
+    for k in ("per_model", "tests", "folds"):
+        assert_frame_equal(out[k], want[k])
+    assert (out["best"], out["metric"]) == (want["best"], want["metric"])
+    if fields:  # the options reach the computation: the defaults give other folds and corrected p-values
+        default = comparison.fn(make_spec(), LABELS, y, chosen, "fbeta_macro", cv, 300, 100)
+        assert not default["folds"].equals(out["folds"])
+        assert not np.allclose(default["tests"]["p_adjusted"].to_numpy(), out["tests"]["p_adjusted"].to_numpy())
 
 
 # ---------------------------------------------------------------- compared_metric
@@ -176,7 +108,7 @@ def test_log_comparison_is_idempotent_by_key(rows, store, test_source):
     uris = ["models:/m/1", "models:/m/2", "models:/m/3"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        result = compare.fn(spec, LABELS, y, preds, "accuracy")
+        result = comparison.fn(spec, LABELS, y, preds, "accuracy")
     key = comparison_key(spec, uris, None, test_source)
     assert finished_comparison.fn(spec, key) is None
     run_id, created, metrics = log_comparison.fn(spec, key, uris, "accuracy", test_source, result, False)
