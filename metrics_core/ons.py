@@ -16,6 +16,7 @@ import polars as pl
 from metrics_core.checks import CheckResult, as_frame, require_columns
 from metrics_core.checks.stability import prevalence_stability, price_stability
 from metrics_core.errors import InputError
+from metrics_core.monitoring.policy import POLICY
 
 COLUMNS = ("yes", "only prevalence", "only price distribution", "no")
 
@@ -267,13 +268,15 @@ class Stability:
     ``reference`` periods by default):
 
     - prevalence is unstable when, for some period, the chi-squared test of class counts against
-      the pooled reference rejects after BH adjustment at ``alpha`` AND some class moved by at
-      least ``max_abs_change`` (2 points) or the PSI of the class shares is >= ``psi_threshold``
-      (0.1); see :func:`metrics_core.checks.stability.prevalence_stability`. Label counts are judged when
+      the pooled reference rejects after adjustment (``correction``, BH by default) at ``alpha``
+      AND some class moved by at least ``max_abs_change`` (2 points) or the PSI of the class
+      shares is >= ``psi_threshold`` (0.1); see
+      :func:`metrics_core.checks.stability.prevalence_stability`. Label counts are judged when
       they cover the reference window; otherwise prediction counts;
     - prices are unstable when, for some (period, class), the KS test against the reference
-      prices of the class rejects after BH adjustment AND the KS statistic is >= ``ks_threshold``
-      (0.1) or the median or mean moved by at least ``max_relative_change`` (10%); see
+      prices of the class rejects after the correction of the period's price tests AND the
+      relative price shift (Wasserstein distance of log prices, as the monitoring alert) is at
+      least ``max_relative_change`` (10%); see
       :func:`metrics_core.checks.stability.price_stability`. Without ``prices`` the price distribution
       is not known to be stable and is treated as unstable (the robust choice of Annex F), and
       the reason says so;
@@ -343,9 +346,10 @@ def _history_frame(counts: Any, classes: Sequence | None) -> pl.DataFrame:
 
 
 def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 1, positive_class: Any = None,
-                           low_prevalence_below: float = 0.2, classes: Sequence | None = None, alpha: float = 0.05,
-                           max_abs_change: float = 0.02, psi_threshold: float = 0.1, ks_threshold: float = 0.1,
-                           max_relative_change: float = 0.1, period_column: str = "period",
+                           low_prevalence_below: float = 0.2, classes: Sequence | None = None,
+                           alpha: float = POLICY.alpha, max_abs_change: float = POLICY.prevalence_change,
+                           psi_threshold: float = POLICY.psi, max_relative_change: float = POLICY.price_change,
+                           correction: str = POLICY.correction, period_column: str = "period",
                            class_column: str = "class", count_column: str = "count",
                            price_column: str = "price") -> Stability:
     """Measure whether prevalence and price distributions are stable, so that the flows call
@@ -370,8 +374,12 @@ def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 
         Share in (0, 1) under which the positive prevalence counts as low.
     classes : sequence, optional
         Column names of an array of counts.
-    alpha, max_abs_change, psi_threshold, ks_threshold, max_relative_change : float
-        Level of the BH-adjusted tests and the effect sizes of the rule (see :class:`Stability`).
+    alpha, max_abs_change, psi_threshold, max_relative_change : float
+        Level of the adjusted tests and the effect sizes of the rule (see :class:`Stability`);
+        the defaults are the alert policy's ``alpha``, ``prevalence_change``, ``psi`` and
+        ``price_change`` (:data:`metrics_core.monitoring.policy.POLICY`).
+    correction : {"bh", "holm", "bonferroni"}
+        Multiple-testing correction (default: the alert policy's, BH).
     period_column, class_column, count_column, price_column : str
         Column names of ``counts`` and ``prices``.
 
@@ -399,7 +407,7 @@ def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 
     if not isinstance(low_prevalence_below, (int, float)) or not 0 < low_prevalence_below < 1:
         raise InputError(f"low_prevalence_below: expected a share in (0, 1), got {low_prevalence_below!r}.")
     prevalence = prevalence_stability(frame, reference=reference, alpha=alpha, max_abs_change=max_abs_change,
-                                      psi_threshold=psi_threshold, period_column=period_column,
+                                      psi_threshold=psi_threshold, correction=correction, period_column=period_column,
                                       class_column=class_column, count_column=count_column)
     judged = prevalence.table["source"].unique().to_list()
     source = "label" if "label" in judged else ("prediction" if "prediction" in judged else judged[0])
@@ -414,8 +422,8 @@ def stability_from_history(counts: Any, prices: Any = None, *, reference: Any = 
         price_stable = False
         reasons.append("Price stability not measured (no prices given): treated as unstable.")
     else:
-        price = price_stability(prices, reference=reference, alpha=alpha, ks_threshold=ks_threshold,
-                                max_relative_change=max_relative_change, period_column=period_column,
+        price = price_stability(prices, reference=reference, alpha=alpha, max_relative_change=max_relative_change,
+                                correction=correction, period_column=period_column,
                                 class_column=class_column, price_column=price_column)
         price_stable = bool(price.figures["stable"])
         reasons.append(f"Prices: {price.message}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -11,8 +13,9 @@ import pyarrow.compute as pc
 
 from metrics_core import drift
 from metrics_core.checks.frames import CheckResult, _examples, _nonempty, _numeric, as_frame, require_columns
-from metrics_core.significance import correct
 from metrics_core.errors import InputError, bad_rows
+from metrics_core.monitoring.policy import POLICY
+from metrics_core.significance import TestResult, correct
 
 
 def _window(periods: list, reference: Any) -> tuple[list, list]:
@@ -35,9 +38,10 @@ def _window(periods: list, reference: Any) -> tuple[list, list]:
 
 
 def _finite_column(frame: pl.DataFrame, column: str, argument: str, nonnegative: bool = False,
-                   rows: np.ndarray | None = None) -> np.ndarray:
+                   rows: np.ndarray | None = None, positive: bool = False) -> np.ndarray:
     """The column as float64; an :class:`InputError` (column, count, example row) for a null, NaN or infinite
-    value (or negative, with ``nonnegative``) in the ``rows`` mask (None: every row)."""
+    value (or negative, with ``nonnegative``) in the ``rows`` mask (None: every row); then, with ``positive``,
+    for a value <= 0 (a price: its relative shift is a difference of log prices)."""
     s = frame[column]
     if not _numeric(s.dtype):
         raise InputError(f"{argument}: column {column!r} must be numeric, got {s.dtype}.")
@@ -48,7 +52,17 @@ def _finite_column(frame: pl.DataFrame, column: str, argument: str, nonnegative:
     if bad.any():
         problem = "null, NaN, infinite or negative value" if nonnegative else "null, NaN or infinite value"
         raise bad_rows(f"{argument} column {column!r}", problem, bad, x, "Fix or drop these rows.")
+    nonpositive = (x <= 0) & (True if rows is None else rows) if positive else None
+    if positive and nonpositive.any():
+        raise bad_rows(f"{argument} column {column!r}", "non-positive price", nonpositive, x,
+                       "Prices must be > 0; drop these rows or fix the price extraction.")
     return x
+
+
+def _threshold(name: str, value: Any) -> None:
+    """An :class:`InputError` unless the practical threshold ``value`` is a number >= 0."""
+    if not isinstance(value, (int, float)) or not value >= 0:
+        raise InputError(f"{name}: expected a number >= 0, got {value!r}.")
 
 
 def _no_nulls(frame: pl.DataFrame, columns: list[str], argument: str) -> None:
@@ -191,7 +205,7 @@ def label_prices(rows: Any, *, period_column: str = "period", label_column: str 
     require_columns(frame, "rows", [period_column, label_column, price_column])
     _no_nulls(frame, [period_column], "rows")
     labelled = frame[label_column].is_not_null()
-    _finite_column(frame, price_column, "rows", rows=labelled.to_numpy())
+    _finite_column(frame, price_column, "rows", rows=labelled.to_numpy(), positive=True)
     return frame.filter(labelled).select(pl.col(period_column).alias("period"), pl.col(label_column).alias("class"),
                                          pl.col(price_column).cast(pl.Float64).alias("price"))
 
@@ -250,11 +264,12 @@ def _source_rows(source: Any, sub: pl.DataFrame, ref_periods: list, compared: li
     return rows
 
 
-def _judge_periods(table: pl.DataFrame, alpha: float, max_abs_change: float, psi_threshold: float) -> pl.DataFrame:
-    """BH-adjusted z and chi-squared p-values, flagged classes and unstable periods."""
-    z_adj, z_rej = correct(table["z_p_value"].to_numpy(), "bh", alpha)
+def _judge_periods(table: pl.DataFrame, alpha: float, max_abs_change: float, psi_threshold: float,
+                   correction: str) -> pl.DataFrame:
+    """Adjusted z and chi-squared p-values, flagged classes and unstable periods."""
+    z_adj, z_rej = correct(table["z_p_value"].to_numpy(), correction, alpha)
     per_period = table.unique(["source", "period"], maintain_order=True).select("source", "period", "chi2_p_value")
-    chi_adj, chi_rej = correct(per_period["chi2_p_value"].to_numpy(), "bh", alpha)
+    chi_adj, chi_rej = correct(per_period["chi2_p_value"].to_numpy(), correction, alpha)
     per_period = per_period.with_columns(chi2_p_adjusted=chi_adj, _chi_reject=chi_rej).drop("chi2_p_value")
     moved = table["abs_change"].abs() >= max_abs_change
     table = table.with_columns(z_p_adjusted=z_adj, class_flagged=pl.Series(z_rej) & moved).join(
@@ -300,9 +315,11 @@ def _prevalence_summary(table: pl.DataFrame, sources: list, skipped: list, ref_p
     return figures, notes
 
 
-def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = 0.05, max_abs_change: float = 0.02,
-                         psi_threshold: float = 0.1, period_column: str = "period", class_column: str = "class",
-                         count_column: str = "count", source_column: str = "source") -> CheckResult:
+def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = POLICY.alpha,
+                         max_abs_change: float = POLICY.prevalence_change, psi_threshold: float = POLICY.psi,
+                         correction: str = POLICY.correction, period_column: str = "period",
+                         class_column: str = "class", count_column: str = "count",
+                         source_column: str = "source") -> CheckResult:
     """Class prevalence of every period against a reference window (ONS Annex F).
 
     Parameters
@@ -313,11 +330,15 @@ def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = 0.05
     reference : int or period or list of periods
         The first ``reference`` periods (an int) or the listed periods; their counts are pooled.
     alpha : float
-        Level of the BH-adjusted p-values.
+        Level of the adjusted p-values (default: the alert policy's ``alpha``,
+        :data:`metrics_core.monitoring.policy.POLICY`).
     max_abs_change : float
-        Change of a class's prevalence (a fraction: 0.02 = 2 points) that matters in practice.
+        Change of a class's prevalence (a fraction: 0.02 = 2 points) that matters in practice
+        (default: the alert policy's ``prevalence_change``).
     psi_threshold : float
-        PSI that matters in practice.
+        PSI that matters in practice (default: the alert policy's ``psi``).
+    correction : {"bh", "holm", "bonferroni"}
+        Multiple-testing correction (default: the alert policy's, BH).
     period_column, class_column, count_column, source_column : str
         Column names.
 
@@ -340,8 +361,8 @@ def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = 0.05
     - per class, the two-proportion z-test (:func:`metrics_core.drift.two_proportion_z`) and the
       absolute change of prevalence (period minus reference).
 
-    Chi-squared p-values are BH-adjusted over all (source, period) tests, z-test p-values over
-    all rows. A period is unstable when its adjusted chi-squared p-value is below ``alpha`` AND
+    Chi-squared p-values are adjusted (``correction``) over all (source, period) tests, z-test
+    p-values over all rows. A period is unstable when its adjusted chi-squared p-value is below ``alpha`` AND
     the change matters in practice: some class moved by at least ``max_abs_change`` (2
     percentage points by default) or PSI >= ``psi_threshold`` (0.1, the usual "moderate shift").
     With large counts every wobble is significant; the practical threshold keeps a 0.3-point
@@ -363,8 +384,7 @@ def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = 0.05
     """
     frame = _count_frame(counts, period_column, class_column, count_column)
     for name, value in (("max_abs_change", max_abs_change), ("psi_threshold", psi_threshold)):
-        if not isinstance(value, (int, float)) or not value >= 0:
-            raise InputError(f"{name}: expected a number >= 0, got {value!r}.")
+        _threshold(name, value)
     periods = frame[period_column].unique().sort().to_list()
     ref_periods, compared = _window(periods, reference)
     has_source = source_column in frame.columns
@@ -379,29 +399,66 @@ def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = 0.05
             rows.extend(found)
     if not rows:
         raise InputError(f"counts: no source has counts in the reference window {ref_periods!r} and a later period.")
-    table = _judge_periods(pl.DataFrame(rows), alpha, max_abs_change, psi_threshold)
+    table = _judge_periods(pl.DataFrame(rows), alpha, max_abs_change, psi_threshold, correction)
     figures, notes = _prevalence_summary(table, sources, skipped, ref_periods)
     stable = figures["stable"] == 1.0
     return CheckResult("prevalence_stability", "pass" if stable else "warn", table, " ".join(notes), figures)
 
 
-def _price_row(period: Any, cls: Any, a: np.ndarray, b: np.ndarray) -> dict:
-    """KS test and median/mean changes of one class's prices in one period against its reference prices."""
+def price_shift_test(reference: np.ndarray, current: np.ndarray) -> TestResult:
+    """Two-sample KS test of prices whose effect is the relative price shift, as monitoring judges a class's prices.
+
+    Parameters
+    ----------
+    reference, current : numpy.ndarray
+        Prices (> 0) of one class in the reference window and in a period; neither empty.
+
+    Returns
+    -------
+    TestResult
+        :func:`metrics_core.drift.ks` of the prices (KS is unchanged by the log, so it is the KS of
+        the log prices) with ``effect_size`` the relative price shift ``10**(±W) - 1``: W the
+        Wasserstein-1 distance of the log10 prices (:func:`metrics_core.drift.wasserstein`),
+        signed by the change of the mean log price. A uniform 15 % rise gives 0.15, a uniform 15 %
+        fall -0.15, and a change of spread counts as well; the effect does not jump between the
+        modes of a multimodal price distribution (pack sizes) as a median does. The monitoring
+        flow computes the same effect on binned log prices
+        (:data:`metrics_core.monitoring.policy.KINDS`: threshold ``price_change``).
+
+    Examples
+    --------
+    >>> t = price_shift_test(np.array([1.0, 2.0, 4.0]), np.array([1.15, 2.3, 4.6]))
+    >>> round(t.effect_size, 6), t.effect_name
+    (0.15, 'relative price shift')
+    """
+    ks = drift.ks(reference, current)
+    log_ref, log_cur = np.log10(reference), np.log10(current)
+    w1 = drift.wasserstein(log_ref, log_cur, threshold=None).statistic
+    shift = float(log_cur.mean() - log_ref.mean())
+    # The sign goes on W, not on 10**W - 1: a uniform fall by a factor f then reads f - 1, as a rise does.
+    return dataclasses.replace(ks, effect_size=10 ** math.copysign(w1, shift) - 1.0, effect_name="relative price shift",
+                               details={**ks.details, "ks_d": ks.statistic})
+
+
+def _price_row(period: Any, cls: Any, a: np.ndarray, b: np.ndarray) -> tuple[dict, TestResult | None]:
+    """The price test of one class in one period against its reference prices, its median and mean
+    changes; the test is None when a side has no prices."""
     nan = float("nan")
     row = {"period": period, "class": cls, "n_reference": a.size, "n": b.size, "ks_statistic": nan,
            "ks_p_value": nan, "reference_median": nan, "median": nan, "median_change": nan,
-           "reference_mean": nan, "mean": nan, "mean_change": nan}
-    if a.size and b.size:
-        ks = drift.ks(a, b)
-        ma, mb, ea, eb = float(np.median(a)), float(np.median(b)), float(a.mean()), float(b.mean())
-        row.update(ks_statistic=float(ks.statistic), ks_p_value=float(ks.p_value), reference_median=ma,
-                   median=mb, median_change=mb / ma - 1 if ma else nan, reference_mean=ea, mean=eb,
-                   mean_change=eb / ea - 1 if ea else nan)
-    return row
+           "reference_mean": nan, "mean": nan, "mean_change": nan, "price_shift": nan}
+    if not (a.size and b.size):
+        return row, None
+    test = price_shift_test(a, b)
+    ma, mb, ea, eb = float(np.median(a)), float(np.median(b)), float(a.mean()), float(b.mean())
+    row.update(ks_statistic=float(test.statistic), ks_p_value=float(test.p_value), reference_median=ma, median=mb,
+               median_change=mb / ma - 1, reference_mean=ea, mean=eb, mean_change=eb / ea - 1,
+               price_shift=float(test.effect_size))
+    return row, test
 
 
 def _price_rows(frame: pl.DataFrame, ref_periods: list, compared: list, period_column: str, class_column: str,
-                price_column: str) -> list[dict]:
+                price_column: str) -> list[tuple[dict, TestResult | None]]:
     """One :func:`_price_row` per compared period and class, the reference prices pooled per class."""
     classes = frame[class_column].unique().sort().to_list()
     in_ref = frame[period_column].is_in(pl.Series(ref_periods, dtype=frame.schema[period_column]).implode())
@@ -413,21 +470,45 @@ def _price_rows(frame: pl.DataFrame, ref_periods: list, compared: list, period_c
             for period in compared for cls in classes]
 
 
+def _judge_prices(rows: list[tuple[dict, TestResult | None]], alpha: float, max_relative_change: float,
+                  correction: str) -> pl.DataFrame:
+    """Each period's price tests judged by the monitoring rule (:func:`metrics_core.drift.drift_table`):
+    p-values corrected together per period, flagged when rejected AND |price shift| >= the threshold."""
+    judged = []
+    for period in dict.fromkeys(row["period"] for row, _ in rows):
+        tests = {str(i): t for i, (row, t) in enumerate(rows) if row["period"] == period and t is not None}
+        verdicts = {}
+        if tests:
+            table = drift.drift_table(tests, dict.fromkeys(tests, max_relative_change), correction, alpha)
+            verdicts = {r["name"]: r for r in table.iter_rows(named=True)}
+        for i, (row, _) in enumerate(rows):
+            if row["period"] == period:
+                v = verdicts.get(str(i))
+                judged.append({**row, "ks_p_adjusted": v["p_adjusted"] if v else float("nan"),
+                               "flagged": bool(v and v["drift"])})
+    return pl.DataFrame(judged).select(
+        "period", "class", "n_reference", "n", "ks_statistic", "ks_p_value", "ks_p_adjusted", "reference_median",
+        "median", "median_change", "reference_mean", "mean", "mean_change", "price_shift", "flagged")
+
+
 def _price_summary(table: pl.DataFrame, n_compared: int) -> tuple[dict, str]:
     """Figures and message of :func:`price_stability`."""
     nan = float("nan")
     flagged = table.filter(pl.col("flagged"))
-    ks_values, median_changes = table["ks_statistic"].to_numpy(), np.abs(table["median_change"].to_numpy())
+
+    def largest(values: np.ndarray) -> float:
+        return float(np.nanmax(values)) if np.isfinite(values).any() else nan
+
     figures = {"stable": float(flagged.height == 0), "n_flagged": flagged.height,
-               "max_ks_statistic": float(np.nanmax(ks_values)) if np.isfinite(ks_values).any() else nan,
-               "max_abs_median_change": float(np.nanmax(median_changes)) if np.isfinite(median_changes).any()
-               else nan}
+               "max_ks_statistic": largest(table["ks_statistic"].to_numpy()),
+               "max_abs_median_change": largest(np.abs(table["median_change"].to_numpy())),
+               "max_abs_price_shift": largest(np.abs(table["price_shift"].to_numpy()))}
     if flagged.height:
-        w = flagged.sort("ks_statistic", descending=True).row(0, named=True)
+        w = flagged.sort(pl.col("price_shift").abs(), descending=True).row(0, named=True)
         message = (f"unstable: {flagged.height} (period, class) price distribution(s) changed; e.g. period "
-                   f"{w['period']!r} class {w['class']!r}: KS {w['ks_statistic']:.3f} (adjusted p "
-                   f"{w['ks_p_adjusted']:.2g}), median {w['reference_median']:.4g} -> {w['median']:.4g} "
-                   f"({w['median_change']:+.1%}).")
+                   f"{w['period']!r} class {w['class']!r}: relative price shift {w['price_shift']:+.1%} (KS "
+                   f"{w['ks_statistic']:.3f}, adjusted p {w['ks_p_adjusted']:.2g}), median {w['reference_median']:.4g}"
+                   f" -> {w['median']:.4g} ({w['median_change']:+.1%}).")
     else:
         message = f"stable: no class's price distribution changed in {n_compared} period(s)."
     empty = int(((table["n_reference"] == 0) | (table["n"] == 0)).sum())
@@ -436,24 +517,26 @@ def _price_summary(table: pl.DataFrame, n_compared: int) -> tuple[dict, str]:
     return figures, message
 
 
-def price_stability(prices: Any, *, reference: Any = 1, alpha: float = 0.05, ks_threshold: float = 0.1,
-                    max_relative_change: float = 0.1, period_column: str = "period", class_column: str = "class",
-                    price_column: str = "price") -> CheckResult:
+def price_stability(prices: Any, *, reference: Any = 1, alpha: float = POLICY.alpha,
+                    max_relative_change: float = POLICY.price_change, correction: str = POLICY.correction,
+                    period_column: str = "period", class_column: str = "class", price_column: str = "price"
+                    ) -> CheckResult:
     """Price distribution of every class and period against a reference window (ONS Annexes E, F).
 
     Parameters
     ----------
     prices : polars.DataFrame, polars.LazyFrame or pyarrow.Table
         One row per item: period, class (labelled or classified, as the caller chooses) and a
-        finite price.
+        finite price > 0.
     reference : int or period or list of periods
         The reference window, as in :func:`prevalence_stability`.
     alpha : float
-        Level of the BH-adjusted KS p-values.
-    ks_threshold : float
-        KS statistic that matters in practice.
+        Level of the corrected KS p-values (default: the alert policy's ``alpha``).
     max_relative_change : float
-        |Relative change| of the median or mean that matters (0.1 = 10%).
+        |Relative price shift| that matters in practice (0.1 = 10%; default: the alert policy's
+        ``price_change``).
+    correction : {"bh", "holm", "bonferroni"}
+        Multiple-testing correction of each period's tests (default: the alert policy's).
     period_column, class_column, price_column : str
         Column names.
 
@@ -461,19 +544,20 @@ def price_stability(prices: Any, *, reference: Any = 1, alpha: float = 0.05, ks_
     -------
     CheckResult
         ``table`` with one row per (period, class): n_reference, n, KS statistic, p-value and
-        adjusted p-value, medians, means and their relative changes (nan when a side has no
-        prices or the reference value is 0), ``flagged``. ``figures``: ``stable``,
-        ``n_flagged``, ``max_ks_statistic``, ``max_abs_median_change`` (nan when undefined).
+        adjusted p-value, medians, means and their relative changes, the relative price shift
+        (:func:`price_shift_test`; nan when a side has no prices), ``flagged``. ``figures``:
+        ``stable``, ``n_flagged``, ``max_ks_statistic``, ``max_abs_median_change``,
+        ``max_abs_price_shift`` (nan when undefined).
 
     Notes
     -----
-    For every period outside the reference window and every class: two-sample KS test of the class's prices
-    against its pooled reference prices (:func:`metrics_core.drift.ks`), and the relative
-    change of the median and of the mean (period / reference - 1; nan when the reference value
-    is 0). KS p-values are BH-adjusted over the table. A (period, class) is flagged when the
-    adjusted p-value is below ``alpha`` and the change matters: KS statistic >= ``ks_threshold``
-    or |relative change of median or mean| >= ``max_relative_change`` (10% by default; pass
-    deflated prices or price relatives if general inflation must not count). A class absent
+    The rule of the monitoring alert (:func:`metrics_core.monitoring.decide_alert`): for every
+    period outside the reference window and every class, :func:`price_shift_test` of the class's
+    prices against its pooled reference prices (KS test; effect the relative price shift). Each
+    period's p-values are corrected together (:func:`metrics_core.drift.drift_table`, method
+    ``correction`` at ``alpha``), and a (period, class) is flagged when its test rejects AND
+    |relative price shift| >= ``max_relative_change`` (pass deflated prices or price relatives if
+    general inflation must not count). Medians and means are shown, not judged. A class absent
     from the period or the reference gives nan and is noted, not flagged.
 
     Verdict: "stable" when nothing is flagged; status "pass", else "warn".
@@ -483,23 +567,18 @@ def price_stability(prices: Any, *, reference: Any = 1, alpha: float = 0.05, ks_
     >>> prices = pl.DataFrame({"period": [1] * 40 + [2] * 40, "class": ["a"] * 80,
     ...                        "price": [float(p) for p in range(1, 41)] + [2.0 * p for p in range(1, 41)]})
     >>> r = price_stability(prices)
-    >>> r.status, r.table["median_change"].round(3).to_list()
-    ('warn', [1.0])
+    >>> r.status, r.table["median_change"].round(3).to_list(), r.table["price_shift"].round(3).to_list()
+    ('warn', [1.0], [1.0])
     """
     frame = as_frame(prices, "prices")
     _nonempty(frame, "prices")
     require_columns(frame, "prices", [period_column, class_column, price_column])
-    _finite_column(frame, price_column, "prices")
+    _finite_column(frame, price_column, "prices", positive=True)
     _no_nulls(frame, [period_column, class_column], "prices")
+    _threshold("max_relative_change", max_relative_change)
     periods = frame[period_column].unique().sort().to_list()
     ref_periods, compared = _window(periods, reference)
-    table = pl.DataFrame(_price_rows(frame, ref_periods, compared, period_column, class_column, price_column))
-    adjusted, reject = correct(table["ks_p_value"].to_numpy(), "bh", alpha)
-    # fill_nan(None): polars orders NaN above every number, so NaN >= threshold would be True.
-    big = (pl.col("ks_statistic").fill_nan(None) >= ks_threshold) | \
-        (pl.col("median_change").fill_nan(None).abs() >= max_relative_change) | \
-        (pl.col("mean_change").fill_nan(None).abs() >= max_relative_change)
-    table = table.insert_column(6, pl.Series("ks_p_adjusted", adjusted)).with_columns(
-        flagged=pl.Series(reject) & big.fill_null(False))
+    rows = _price_rows(frame, ref_periods, compared, period_column, class_column, price_column)
+    table = _judge_prices(rows, alpha, max_relative_change, correction)
     figures, message = _price_summary(table, len(compared))
     return CheckResult("price_stability", "pass" if figures["stable"] == 1.0 else "warn", table, message, figures)

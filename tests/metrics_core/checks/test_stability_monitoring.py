@@ -1,0 +1,104 @@
+"""Stability (ONS Annex F) judged by the monitoring alert's rule: the same counts and prices give the same tests,
+thresholds and verdicts through metrics_core.checks.stability and through metrics_core.monitoring."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+from metrics_core.checks.stability import prevalence_stability, price_shift_test, price_stability
+from metrics_core.errors import InputError
+from metrics_core.monitoring import POLICY, Bins, compare, decide_alert, update
+
+LABELS = np.array(["a", "b", "c"])
+
+
+def _period(pred_idx: np.ndarray, price: np.ndarray | None = None):
+    return update("multiclass", LABELS, Bins(score_bins=10), pred_idx, price=price)
+
+
+def _monitored(ref_idx, cur_idx, ref_price=None, cur_price=None):
+    """The monitoring decision of one period (predictions, and prices per predicted class when given)."""
+    return decide_alert(compare(_period(ref_idx, ref_price), _period(cur_idx, cur_price)))
+
+
+# ---------------------------------------------------------------- prices
+def _priced(ref: np.ndarray, cur: np.ndarray):
+    """The stability verdict and the monitoring decision on the same prices, rows predicted a, b, c in turn."""
+    idx = [np.arange(x.size) % 3 for x in (ref, cur)]
+    prices = pl.DataFrame({"period": [0] * ref.size + [1] * cur.size, "class": LABELS[np.concatenate(idx)],
+                           "price": np.concatenate([ref, cur])})
+    stability = price_stability(prices).table.filter(pl.col("class") == "a").row(0, named=True)
+    monitored = _monitored(idx[0], idx[1], ref, cur).table.filter(pl.col("name") == "price:a").row(0, named=True)
+    return stability, monitored
+
+
+def _packs(n: int, small: float) -> np.ndarray:
+    """n prices from two pack sizes, 1.0 (the first ``small`` share of the rows) and 2.0, each +- 1 %."""
+    noise = np.random.default_rng(n).uniform(-0.01, 0.01, n)
+    return np.where(np.arange(n) < small * n, 1.0, 2.0) * (1 + noise)
+
+
+def test_a_median_that_jumps_between_pack_sizes_is_no_price_change():
+    """Two pack sizes, the small one 51 % of the items in the reference and 49 % in the period: the median jumps
+    from the small to the large pack (+100 %), the KS test rejects at 20,000 items a class, yet the prices moved
+    little (relative shift 1.4 %). Monitoring does not alert; stability, by the same rule, is stable."""
+    n = 60_000
+    ref, cur = _packs(n, 0.51), _packs(n, 0.49)
+    row, monitored = _priced(ref, cur)
+    assert row["median_change"] > 0.9 and row["ks_p_adjusted"] < 1e-3  # the old rule (KS and median) flagged it
+    assert row["price_shift"] == pytest.approx(2 ** 0.02 - 1, abs=0.002)
+    assert row["flagged"] is False and monitored["drift"] is False
+    assert monitored["effect_size"] == pytest.approx(row["price_shift"], abs=0.003)
+
+
+@pytest.mark.parametrize("factor", [1.15, 1 / 1.15, 1.05])
+def test_price_shift_agrees_with_monitoring(factor):
+    """A uniform change of the prices: the same relative shift (monitoring bins log prices at 0.2 %), the same
+    threshold (the policy's price_change) and the same verdict."""
+    rng = np.random.default_rng(8)
+    n = 9_000
+    row, monitored = _priced(rng.lognormal(1.0, 0.3, n), rng.lognormal(1.0, 0.3, n) * factor)
+    assert row["price_shift"] == pytest.approx(monitored["effect_size"], abs=0.005)
+    assert row["price_shift"] == pytest.approx(factor - 1, abs=0.02)
+    assert monitored["threshold"] == POLICY.price_change
+    assert row["flagged"] is monitored["drift"] is (abs(factor - 1) >= POLICY.price_change)
+
+
+def test_price_tests_are_corrected_per_period():
+    """Each period's price tests are corrected together (as a monitored period's), not the whole history's."""
+    rng = np.random.default_rng(2)
+    parts = [pl.DataFrame({"period": t, "class": c, "price": rng.lognormal(1.0 + 0.05 * t * (c == "b"), 0.3, 200)})
+             for t in range(3) for c in "ab"]
+    r = price_stability(pl.concat(parts), correction="holm")
+    for t in (1, 2):
+        sub = r.table.filter(pl.col("period") == t)
+        np.testing.assert_allclose(sub["ks_p_adjusted"].to_numpy(),
+                                   multipletests(sub["ks_p_value"].to_numpy(), method="holm")[1], rtol=1e-12)
+
+
+def test_price_shift_test_signs_a_fall():
+    t = price_shift_test(np.array([2.0, 4.0, 8.0]), np.array([1.7, 3.4, 6.8]))
+    assert t.effect_size == pytest.approx(-0.15) and t.effect_name == "relative price shift"
+
+
+@pytest.mark.parametrize("prices, match", [
+    (pl.DataFrame({"period": [1, 2], "class": ["a", "a"], "price": [1.0, 0.0]}),
+     r"prices column 'price': non-positive price in 1 row\(s\), e\.g\. row 1 = 0\.0\. Prices must be > 0"),
+    (pl.DataFrame({"period": [1, 2], "class": ["a", "a"], "price": [-2.0, 1.0]}),
+     r"prices column 'price': non-positive price in 1 row\(s\), e\.g\. row 0 = -2\.0"),
+])
+def test_a_price_must_be_positive(prices, match):
+    """Its relative shift is a difference of log prices; monitoring's input contract also asks prices > 0."""
+    with pytest.raises(InputError, match=match):
+        price_stability(prices)
+
+
+def test_prevalence_correction_is_a_choice():
+    counts = pl.DataFrame({"period": [0] * 3 + [1] * 3 + [2] * 3, "class": ["a", "b", "c"] * 3,
+                           "count": [500, 300, 200, 480, 310, 210, 450, 330, 220]})
+    r = prevalence_stability(counts, correction="holm")
+    np.testing.assert_allclose(r.table["z_p_adjusted"].to_numpy(),
+                               multipletests(r.table["z_p_value"].to_numpy(), method="holm")[1], rtol=1e-12)
