@@ -267,12 +267,12 @@ class Stability:
     How :func:`stability_from_history` judges, per period outside the reference window (the first
     ``reference`` periods by default):
 
-    - prevalence is unstable when, for some period, the chi-squared test of class counts against
-      the pooled reference rejects after adjustment (``correction``, BH by default) at ``alpha``
-      AND some class moved by at least ``max_abs_change`` (2 points) or the PSI of the class
-      shares is >= ``psi_threshold`` (0.1); see
-      :func:`metrics_core.checks.stability.prevalence_stability`. Label counts are judged when
-      they cover the reference window; otherwise prediction counts;
+    - prevalence is unstable when, for some period, a test of the monitoring alert flags after
+      the correction of the period's tests (``correction``, BH by default, at ``alpha``): a
+      class's two-proportion z-test with a change of at least ``max_abs_change`` (2 points), or
+      the chi-squared test of the class counts (3+ classes) with a PSI of the class shares >=
+      ``psi_threshold`` (0.1); see :func:`metrics_core.checks.stability.prevalence_stability`.
+      Label counts are judged when they cover the reference window; otherwise prediction counts;
     - prices are unstable when, for some (period, class), the KS test against the reference
       prices of the class rejects after the correction of the period's price tests AND the
       relative price shift (Wasserstein distance of log prices, as the monitoring alert) is at

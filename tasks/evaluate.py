@@ -357,7 +357,8 @@ def recommendation(spec: RunSpec, plan: EvalPlan) -> dict:
                                  price_column=c.price if c.price and c.price in history.columns else None,
                                  positive_class=plan.labels[1] if spec.task == "binary" else None,
                                  alpha=spec.alerts.alpha, max_abs_change=spec.alerts.prevalence_change,
-                                 psi_threshold=spec.alerts.psi, max_relative_change=spec.alerts.price_change)
+                                 psi_threshold=spec.alerts.psi, max_relative_change=spec.alerts.price_change,
+                                 correction=spec.alerts.correction)
     return {"recommendation": st.recommend(spec.task), "stability_reason": st.reason,
             "prevalence_stable": st.prevalence_stable, "price_stable": st.price_stable}
 

@@ -15,7 +15,7 @@ from metrics_core.checks.frames import CheckResult, _nonempty, as_frame, require
 from metrics_core.checks.periods import _finite_column, _no_nulls, _threshold, _window, check_periods, month_periods
 from metrics_core.errors import InputError, bad_rows
 from metrics_core.monitoring.policy import POLICY
-from metrics_core.significance import TestResult, correct
+from metrics_core.significance import TestResult
 
 
 def class_counts(rows: Any, *, period_column: str = "period", label_column: str | None = "label",
@@ -124,26 +124,47 @@ def _count_frame(counts: Any, period_column: str, class_column: str, count_colum
     return frame
 
 
-def _period_rows(source: Any, period: Any, classes: list, ref: np.ndarray, cur: np.ndarray) -> list[dict]:
-    """One row per class of one period against the pooled reference: z-test, chi-squared test and PSI."""
+def _period_rows(source: Any, period: Any, classes: list, ref: np.ndarray, cur: np.ndarray,
+                 tests: dict[str, TestResult], thresholds: dict[str, float], max_abs_change: float,
+                 psi_threshold: float) -> list[dict]:
+    """One row per class of one period against the pooled reference; its tests go into ``tests``
+    (keyed by name, with their practical thresholds), as the monitoring alert builds them: per
+    class the two-proportion z-test (effect: change of prevalence), and with 3+ classes the
+    chi-squared test of the class counts (effect: PSI of the class shares). With two classes one
+    z-test is judged, the second class's (the other's is its mirror: same p-value, opposite
+    effect), and there is no chi-squared test, as monitoring judges the positive class alone."""
     keep = (ref + cur) > 0
-    chi = drift.chi_squared_counts(ref[keep], cur[keep]) if keep.sum() >= 2 else None
     psi = drift.psi(dict(zip(classes, ref)), dict(zip(classes, cur))).statistic
-    rows = []
+    mix_key = None
+    if len(classes) >= 3 and keep.sum() >= 2:
+        chi = drift.chi_squared_counts(ref[keep], cur[keep])
+        mix_key = f"{len(tests)}"
+        tests[mix_key] = dataclasses.replace(chi, effect_size=psi, effect_name="PSI of the class distribution")
+        thresholds[mix_key] = psi_threshold
+    rows, z_keys = [], {}
     for i, cls in enumerate(classes):
         z = drift.two_proportion_z(int(ref[i]), int(ref.sum()), int(cur[i]), int(cur.sum()))
+        if len(classes) != 2 or i == 1:
+            z_keys[i] = f"{len(tests)}"
+            tests[z_keys[i]], thresholds[z_keys[i]] = z, max_abs_change
+        chi_test = tests[mix_key] if mix_key else None
         rows.append({"source": source, "period": period, "class": cls, "reference_count": int(ref[i]),
                      "count": int(cur[i]), "reference_prevalence": ref[i] / ref.sum(),
                      "prevalence": cur[i] / cur.sum(), "abs_change": cur[i] / cur.sum() - ref[i] / ref.sum(),
                      "z_statistic": float(z.statistic), "z_p_value": float(z.p_value),
-                     "chi2_statistic": float(chi.statistic) if chi else np.nan,
-                     "chi2_p_value": float(chi.p_value) if chi else np.nan, "psi": float(psi)})
+                     "chi2_statistic": float(chi_test.statistic) if chi_test else np.nan,
+                     "chi2_p_value": float(chi_test.p_value) if chi_test else np.nan, "psi": float(psi),
+                     "_z": z_keys.get(i), "_mix": mix_key})
+    if len(classes) == 2:
+        rows[0]["_z"] = z_keys[1]
     return rows
 
 
 def _source_rows(source: Any, sub: pl.DataFrame, ref_periods: list, compared: list, period_column: str,
-                 class_column: str, count_column: str) -> list[dict] | None:
-    """The rows of every compared period of one source; None when its reference window has no counts."""
+                 class_column: str, count_column: str, tests: dict[Any, tuple[dict, dict]], max_abs_change: float,
+                 psi_threshold: float) -> list[dict] | None:
+    """The rows of every compared period of one source, their tests added to ``tests[period]`` (tests,
+    thresholds); None when the source's reference window has no counts."""
     totals = sub.group_by(period_column, class_column).agg(pl.col(count_column).sum())
     classes = totals[class_column].unique().sort().to_list()
     col_of = {c: i for i, c in enumerate(classes)}
@@ -160,27 +181,32 @@ def _source_rows(source: Any, sub: pl.DataFrame, ref_periods: list, compared: li
         if matrix[period].sum() == 0:
             raise InputError(f"counts: period {period!r} of source {source!r} has no rows (all counts 0); "
                              "drop the period or deliver its data.")
-        rows.extend(_period_rows(source, period, classes, ref, matrix[period]))
+        found, given = tests.setdefault(period, ({}, {}))
+        rows.extend(_period_rows(source, period, classes, ref, matrix[period], found, given, max_abs_change,
+                                 psi_threshold))
     return rows
 
 
-def _judge_periods(table: pl.DataFrame, alpha: float, max_abs_change: float, psi_threshold: float,
+def _judge_periods(rows: list[dict], tests: dict[Any, tuple[dict, dict]], alpha: float,
                    correction: str) -> pl.DataFrame:
-    """Adjusted z and chi-squared p-values, flagged classes and unstable periods."""
-    z_adj, z_rej = correct(table["z_p_value"].to_numpy(), correction, alpha)
-    per_period = table.unique(["source", "period"], maintain_order=True).select("source", "period", "chi2_p_value")
-    chi_adj, chi_rej = correct(per_period["chi2_p_value"].to_numpy(), correction, alpha)
-    per_period = per_period.with_columns(chi2_p_adjusted=chi_adj, _chi_reject=chi_rej).drop("chi2_p_value")
-    moved = table["abs_change"].abs() >= max_abs_change
-    table = table.with_columns(z_p_adjusted=z_adj, class_flagged=pl.Series(z_rej) & moved).join(
-        per_period, on=["source", "period"], how="left", maintain_order="left")
-    big = pl.col("abs_change").abs().max().over("source", "period")
-    table = table.with_columns(period_unstable=pl.col("_chi_reject") & ((big >= max_abs_change) |
-                                                                        (pl.col("psi") >= psi_threshold))
-                               ).drop("_chi_reject")
-    return table.select("source", "period", "class", "reference_count", "count", "reference_prevalence",
-                        "prevalence", "abs_change", "z_statistic", "z_p_value", "z_p_adjusted", "class_flagged",
-                        "chi2_statistic", "chi2_p_value", "chi2_p_adjusted", "psi", "period_unstable")
+    """Each period's tests (both sources) judged by the monitoring rule (:func:`metrics_core.drift.drift_table`):
+    p-values corrected together per period, a test drifts when it rejects AND its effect passes its threshold."""
+    judged = {period: {r["name"]: r for r in drift.drift_table(found, given, correction, alpha).iter_rows(named=True)}
+              for period, (found, given) in tests.items() if found}
+    nan = float("nan")
+    out = []
+    for row in rows:
+        verdicts = judged.get(row["period"], {})
+        z, mix = verdicts.get(row.pop("_z")), verdicts.get(row.pop("_mix"))
+        out.append({**row, "z_p_adjusted": z["p_adjusted"] if z else nan, "class_flagged": bool(z and z["drift"]),
+                    "chi2_p_adjusted": mix["p_adjusted"] if mix else nan,
+                    "class_mix_flagged": bool(mix and mix["drift"])})
+    table = pl.DataFrame(out)
+    unstable = (pl.col("class_flagged").any() | pl.col("class_mix_flagged").any()).over("source", "period")
+    return table.with_columns(period_unstable=unstable).select(
+        "source", "period", "class", "reference_count", "count", "reference_prevalence", "prevalence", "abs_change",
+        "z_statistic", "z_p_value", "z_p_adjusted", "class_flagged", "chi2_statistic", "chi2_p_value",
+        "chi2_p_adjusted", "class_mix_flagged", "psi", "period_unstable")
 
 
 def _prevalence_summary(table: pl.DataFrame, sources: list, skipped: list, ref_periods: list
@@ -205,8 +231,8 @@ def _prevalence_summary(table: pl.DataFrame, sources: list, skipped: list, ref_p
             w = bad.sort(pl.col("abs_change").abs(), descending=True).row(0, named=True)
             notes.append(f"{source}: unstable in {n_bad} of {n_periods} period(s); e.g. period {w['period']!r}: class "
                          f"{w['class']!r} {w['reference_prevalence']:.1%} -> {w['prevalence']:.1%} "
-                         f"({100 * w['abs_change']:+.1f} points), PSI {w['psi']:.3g}, chi-squared adjusted p "
-                         f"{w['chi2_p_adjusted']:.2g}.")
+                         f"({100 * w['abs_change']:+.1f} points), adjusted p {w['z_p_adjusted']:.2g}, PSI "
+                         f"{w['psi']:.3g}.")
         else:
             notes.append(f"{source}: stable over {n_periods} period(s) against reference {ref_periods!r} (largest "
                          f"change {100 * figures[f'{source}_max_abs_change']:.2f} points, largest PSI "
@@ -246,28 +272,31 @@ def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = POLI
     -------
     CheckResult
         ``table`` with one row per (source, period, class): counts, prevalences, the change,
-        z-test, chi-squared test (nan when fewer than two classes occur) and PSI with adjusted
-        p-values, ``class_flagged`` and ``period_unstable``. ``figures``: ``stable`` (1/0) and,
+        z-test, chi-squared test of the class mix (nan with two classes, or fewer than two that
+        occur) and PSI with adjusted p-values, ``class_flagged`` (the class's z-test),
+        ``class_mix_flagged`` (the chi-squared test) and ``period_unstable``. ``figures``: ``stable`` (1/0) and,
         per source s, ``s_stable``, ``s_n_unstable_periods``, ``s_max_abs_change``,
         ``s_max_psi``.
 
     Notes
     -----
-    For every period outside the reference window:
+    The rule of the monitoring alert (:func:`metrics_core.monitoring.decide_alert`), on the same
+    tests. For every period outside the reference window, against the pooled reference:
 
-    - chi-squared test of the 2 x K table (reference, period) of class counts
-      (:func:`metrics_core.drift.chi_squared_counts`; classes absent from both are dropped);
-    - PSI over the class shares (:func:`metrics_core.drift.psi`, empty classes floored);
-    - per class, the two-proportion z-test (:func:`metrics_core.drift.two_proportion_z`) and the
-      absolute change of prevalence (period minus reference).
+    - per class, the two-proportion z-test (:func:`metrics_core.drift.two_proportion_z`); effect
+      the absolute change of prevalence (period minus reference), threshold ``max_abs_change``.
+      With two classes one z-test is judged (the second class's; the first's is its mirror),
+      as monitoring judges the positive class;
+    - with three or more classes, the chi-squared test of the 2 x K table (reference, period) of
+      class counts (:func:`metrics_core.drift.chi_squared_counts`; classes absent from both are
+      dropped); effect the PSI of the class shares (:func:`metrics_core.drift.psi`, empty classes
+      floored), threshold ``psi_threshold``.
 
-    Chi-squared p-values are adjusted (``correction``) over all (source, period) tests, z-test
-    p-values over all rows. A period is unstable when its adjusted chi-squared p-value is below ``alpha`` AND
-    the change matters in practice: some class moved by at least ``max_abs_change`` (2
-    percentage points by default) or PSI >= ``psi_threshold`` (0.1, the usual "moderate shift").
-    With large counts every wobble is significant; the practical threshold keeps a 0.3-point
-    change from counting while a 5-point change counts. A class row is flagged when its
-    adjusted z p-value is below ``alpha`` and it moved by at least ``max_abs_change``.
+    All the tests of a period, of both sources, are corrected together
+    (:func:`metrics_core.drift.drift_table`, method ``correction`` at ``alpha``), and a test
+    flags when it rejects AND its effect passes its threshold. A period is unstable for a source
+    when one of its tests flags. With large counts every wobble is significant; the practical
+    threshold keeps a 0.3-point change from counting while a 5-point change counts.
 
     Verdict per source: "stable" when no period is unstable. Status "pass" when every source
     is stable, else "warn".
@@ -289,17 +318,18 @@ def prevalence_stability(counts: Any, *, reference: Any = 1, alpha: float = POLI
     ref_periods, compared = _window(periods, reference)
     has_source = source_column in frame.columns
     sources = frame[source_column].unique().sort().to_list() if has_source else ["counts"]
-    rows, skipped = [], []
+    rows, skipped, tests = [], [], {}
     for source in sources:
         sub = frame.filter(pl.col(source_column) == source) if has_source else frame
-        found = _source_rows(source, sub, ref_periods, compared, period_column, class_column, count_column)
+        found = _source_rows(source, sub, ref_periods, compared, period_column, class_column, count_column, tests,
+                             max_abs_change, psi_threshold)
         if found is None:
             skipped.append(source)
         else:
             rows.extend(found)
     if not rows:
         raise InputError(f"counts: no source has counts in the reference window {ref_periods!r} and a later period.")
-    table = _judge_periods(pl.DataFrame(rows), alpha, max_abs_change, psi_threshold, correction)
+    table = _judge_periods(rows, tests, alpha, correction)
     figures, notes = _prevalence_summary(table, sources, skipped, ref_periods)
     stable = figures["stable"] == 1.0
     return CheckResult("prevalence_stability", "pass" if stable else "warn", table, " ".join(notes), figures)

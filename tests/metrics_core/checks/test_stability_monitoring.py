@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from metrics_core.checks.stability import prevalence_stability, price_shift_test, price_stability
+from metrics_core.checks.stability import class_counts, prevalence_stability, price_shift_test, price_stability
 from metrics_core.errors import InputError
 from metrics_core.monitoring import POLICY, Bins, compare, decide_alert, update
 
@@ -97,8 +97,57 @@ def test_a_price_must_be_positive(prices, match):
 
 
 def test_prevalence_correction_is_a_choice():
+    """Each period's tests (three z-tests and the class mix) are corrected together with the method asked."""
     counts = pl.DataFrame({"period": [0] * 3 + [1] * 3 + [2] * 3, "class": ["a", "b", "c"] * 3,
                            "count": [500, 300, 200, 480, 310, 210, 450, 330, 220]})
     r = prevalence_stability(counts, correction="holm")
-    np.testing.assert_allclose(r.table["z_p_adjusted"].to_numpy(),
-                               multipletests(r.table["z_p_value"].to_numpy(), method="holm")[1], rtol=1e-12)
+    for t in (1, 2):
+        sub = r.table.filter(pl.col("period") == t)
+        p = [*sub["z_p_value"], sub["chi2_p_value"][0]]
+        adjusted = multipletests(p, method="holm")[1]
+        np.testing.assert_allclose([*sub["z_p_adjusted"], sub["chi2_p_adjusted"][0]], adjusted, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- prevalence
+def _rows(rng, n: int, labels: np.ndarray, label_shares, pred_shares) -> tuple[np.ndarray, np.ndarray]:
+    """Label and prediction indices of n rows drawn with the given class shares."""
+    return rng.choice(labels.size, n, p=label_shares), rng.choice(labels.size, n, p=pred_shares)
+
+
+@pytest.mark.parametrize("task, labels, reference, current", [
+    ("multiclass", LABELS, ((0.5, 0.3, 0.2), (0.5, 0.3, 0.2)), ((0.49, 0.31, 0.2), (0.44, 0.33, 0.23))),
+    ("multiclass", LABELS, ((0.5, 0.3, 0.2), (0.5, 0.3, 0.2)), ((0.5, 0.29, 0.21), (0.5, 0.31, 0.19))),
+    ("binary", np.array([0, 1]), ((0.8, 0.2), (0.8, 0.2)), ((0.79, 0.21), (0.74, 0.26))),
+    ("binary", np.array([0, 1]), ((0.8, 0.2), (0.8, 0.2)), ((0.8, 0.2), (0.79, 0.21))),
+], ids=["multiclass-shift", "multiclass-stable", "binary-shift", "binary-stable"])
+def test_prevalence_stability_agrees_with_monitoring(task, labels, reference, current):
+    """The same two periods of labels and predictions give the same p-values, corrected p-values, effects,
+    thresholds and verdicts through prevalence_stability and through the monitoring alert."""
+    rng = np.random.default_rng(4)
+    n = 5_000
+    (ref_y, ref_p), (cur_y, cur_p) = _rows(rng, n, labels, *reference), _rows(rng, n, labels, *current)
+    alert = decide_alert(compare(update(task, labels, Bins(score_bins=10), ref_p, label_idx=ref_y),
+                                 update(task, labels, Bins(score_bins=10), cur_p, label_idx=cur_y)))
+    monitored = {r["name"]: r for r in alert.table.iter_rows(named=True)}
+    rows = pl.DataFrame({"period": [0] * n + [1] * n, "label": labels[np.concatenate([ref_y, cur_y])],
+                         "prediction": labels[np.concatenate([ref_p, cur_p])]})
+    r = prevalence_stability(class_counts(rows))
+    judged = 0
+    for row in r.table.iter_rows(named=True):
+        source = "label" if row["source"] == "label" else "pred"
+        z = monitored.get(f"prevalence_{source}:{row['class']}")
+        if z is not None:  # binary: monitoring tests the positive class only, stability shows its mirror too
+            judged += 1
+            assert (row["z_statistic"], row["z_p_value"], row["z_p_adjusted"], row["abs_change"]) == pytest.approx(
+                (z["statistic"], z["p_value"], z["p_adjusted"], z["effect_size"]), rel=1e-12, abs=1e-15)
+            assert row["class_flagged"] is z["drift"] and z["threshold"] == POLICY.prevalence_change
+        mix = monitored.get(f"class_mix_{source}")
+        if mix is not None:
+            assert (row["chi2_statistic"], row["chi2_p_value"], row["chi2_p_adjusted"], row["psi"]) == pytest.approx(
+                (mix["statistic"], mix["p_value"], mix["p_adjusted"], mix["effect_size"]), rel=1e-12)
+            assert row["class_mix_flagged"] is mix["drift"] and mix["threshold"] == POLICY.psi
+        else:
+            assert np.isnan(row["chi2_p_adjusted"]) and row["class_mix_flagged"] is False
+    assert judged == len(monitored) - sum(name.startswith("class_mix") for name in monitored)
+    assert (r.status == "warn") is alert.alert
+    assert r.table["period_unstable"].any() is alert.alert
