@@ -1,4 +1,4 @@
-"""The reference's calibration map: P(label | score) fitted by isotonic regression on its statistics, with its bootstrap."""
+"""The reference's calibration map: P(label | score) by isotonic regression on its statistics, and its bootstrap."""
 
 from __future__ import annotations
 

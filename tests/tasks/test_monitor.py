@@ -11,8 +11,8 @@ from mlflow import MlflowClient
 from metrics_core import monitoring as mon
 from tasks.config.spec import load_spec
 from tasks.log import log_period, over_time
-from tasks.monitor import (PeriodResult, assess, logged_period, open_store, plan_period, resolve_period, run_keys,
-                           summarise)
+from tasks.monitor import (PeriodResult, assess_against_reference, logged_period, open_store, plan_period,
+                           resolve_period, run_keys, scan_source_stats)
 
 
 @pytest.fixture
@@ -22,9 +22,9 @@ def spec(monitoring_spec):
 
 def _assessed(spec, period):
     plan = plan_period.fn(spec, period)
-    ref = summarise.fn(spec, plan.reference, plan.ref_layout)
-    cur = summarise.fn(spec, plan.current, plan.cur_layout, plan.current_filter)
-    return plan, assess.fn(spec, ref, cur)
+    ref = scan_source_stats.fn(spec, plan.reference, plan.ref_layout)
+    cur = scan_source_stats.fn(spec, plan.current, plan.cur_layout, plan.current_filter)
+    return plan, assess_against_reference.fn(spec, ref, cur)
 
 
 def test_run_keys_come_from_the_spec_alone(spec, tmp_path):
@@ -47,26 +47,28 @@ def test_resolve_period():
 
 def test_assess_keys_metrics_and_the_floor(spec):
     plan, a = _assessed(spec, SHIFTED)
-    assert plan.labels == spec.labels and a.headline_metric == mon.DEFAULT_HEADLINE
-    assert a.decision.alert and a.metrics["alert"] == 1.0 and a.metrics["n_alert_reasons"] == len(a.decision.reasons)
-    kinds = {r.kind for r in a.decision.reasons}
+    d = a.assessment.decision
+    assert plan.labels == spec.labels and a.assessment.headline_metric == mon.DEFAULT_HEADLINE
+    assert d.alert and a.metrics["alert"] == 1.0 and a.metrics["n_alert_reasons"] == len(d.reasons)
+    kinds = {r.kind for r in d.reasons}
     assert {"prevalence_label", "price"} <= kinds
-    h = a.decision.headline
+    h = d.headline
     assert h is not None and a.metrics["balanced_accuracy_floor"] == pytest.approx(
         a.metrics["balanced_accuracy_reference"] - spec.alerts.metric_drop) == pytest.approx(h.floor)
     assert a.metrics["balanced_accuracy_ci_low"] == h.low
     assert "p_adj/prevalence_label_item_2" in a.metrics and "prevalence_label/item_2" in a.series
     assert set(a.series) <= set(a.metrics) and "perf/accuracy" not in a.series
     assert {"drift_table.json", "per_class_monitoring.json", "price_impact.json", "per_class_performance.json"} \
-        == set(a.tables)
+        == set(a.assessment.tables)
     strict = load_spec(spec, alerts={"metric_floor": 0.99})
-    assert any(r.kind == "headline" for r in assess.fn(strict, *_stats(strict, SHIFTED)).decision.reasons)
+    stricter = assess_against_reference.fn(strict, *_stats(strict, SHIFTED)).assessment
+    assert any(r.kind == "headline" for r in stricter.decision.reasons)
 
 
 def _stats(spec, period):
     plan = plan_period.fn(spec, period)
-    return (summarise.fn(spec, plan.reference, plan.ref_layout),
-            summarise.fn(spec, plan.current, plan.cur_layout, plan.current_filter))
+    return (scan_source_stats.fn(spec, plan.reference, plan.ref_layout),
+            scan_source_stats.fn(spec, plan.current, plan.cur_layout, plan.current_filter))
 
 
 def test_log_then_find_the_period(spec, store):
@@ -96,9 +98,10 @@ def test_log_then_find_the_period(spec, store):
     forced = log_period.fn(spec, s, plan, a, found)
     after = logged_period.fn(spec, s, SHIFTED)
     assert after.done.run_id == forced.run_id != logged.run_id and sorted(after.periods) == [PERIODS[0], SHIFTED]
-    frame, shown, alerts = over_time(after, SHIFTED, a.metrics, a.decision.reasons, a.headline_metric)
+    reasons = a.assessment.decision.reasons
+    frame, shown, alerts = over_time(after, SHIFTED, a.metrics, reasons, a.assessment.headline_metric)
     assert frame["period"].to_list() == [PERIODS[0], SHIFTED]
-    kinds = {r.kind for r in a.decision.reasons}  # each alert is marked on the panels of its tests only
+    kinds = {r.kind for r in reasons}  # each alert is marked on the panels of its tests only
     assert {p.column for p in shown if alerts[p.column] == [SHIFTED]} == {p.column for p in shown
                                                                           if kinds & set(p.kinds)}
     assert shown[-1].column == "balanced_accuracy" and all(v == [] or v == [SHIFTED] for v in alerts.values())
