@@ -10,7 +10,7 @@ from prefect.utilities.annotations import opaque
 from tasks.alerts import raise_alert
 from tasks.config.spec import load_spec
 from tasks.log import log_period
-from tasks.monitor import (PeriodResult, assess_against_reference, labels_arrived, logged_period, open_store,
+from tasks.monitor import (PeriodResult, assess_against_reference, labels_arrived, monitoring_history, open_store,
                            plan_period, resolve_period, run_keys, scan_source_stats)
 
 
@@ -40,7 +40,7 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
     store = open_store(s)
     # One process at a time per period (a scheduled run racing a manual one): the second finds it logged.
     with store.lock(run_keys(s, period)[1]):
-        history = logged_period(s, store, period)
+        history = monitoring_history(s, store, period)
         if history.done is not None and not force and not labels_arrived(s, period, history.done):
             return PeriodResult.from_run(s, store, period, history.done)
         plan = plan_period(s, period)

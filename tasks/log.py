@@ -178,7 +178,7 @@ def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, his
     when all is logged.
 
     The plot is drawn from ``history`` (the periods logged before, found by
-    :func:`tasks.monitor.logged_period`) and this period's metrics: nothing is read back.
+    :func:`tasks.monitor.monitoring_history`) and this period's metrics: nothing is read back.
     """
     tags = {"classwatch.kind": "monitor", "classwatch.model": spec.name, "classwatch.reference": plan.reference}
     parent_id = store.ensure_parent(history.parent_key, f"{spec.name} monitoring",

@@ -1,5 +1,4 @@
-"""Prefect tasks of monitor_period: find a logged period, plan (metadata only), scan a source into its
-statistics, assess the period against the reference."""
+"""Prefect tasks of monitor_period: find its history, plan (metadata only), scan a source, assess against the reference."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from tasks.metric_names import semantic_metrics
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
 __all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
-           "Logged", "bins_of", "labels_arrived", "logged_period", "plan_period", "scan_source_stats",
+           "Logged", "bins_of", "labels_arrived", "monitoring_history", "plan_period", "scan_source_stats",
            "assess_against_reference", "open_store"]
 
 #: Metrics of a period that make up the parent's time series (key prefixes; plus the headline metric).
@@ -186,8 +185,8 @@ def _history(store: MlflowStore, period: str, parent_key: str, child_key: str) -
     return History(period, parent_key, child_key, parent, periods, tuple(leftovers))
 
 
-@task(name="find-logged-period", **IO)
-def logged_period(spec: RunSpec, store: MlflowStore, period: str) -> History:
+@task(name="find-monitoring-history", **IO)
+def monitoring_history(spec: RunSpec, store: MlflowStore, period: str) -> History:
     """The model's monitoring runs in MLflow (one search, no data read): the parent, the logged
     periods (the over-time plot's history) and whether ``period`` is logged already."""
     return _history(store, period, *run_keys(spec, period))

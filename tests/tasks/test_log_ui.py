@@ -9,7 +9,7 @@ from mlflow import MlflowClient
 from tasks.config.spec import load_spec
 from tasks.log import NOTE, log_period
 from tasks.metric_names import P_VALUES, mlflow_key, semantic_metrics
-from tasks.monitor import assess_against_reference, logged_period, open_store, plan_period, scan_source_stats
+from tasks.monitor import assess_against_reference, monitoring_history, open_store, plan_period, scan_source_stats
 from tasks.store.mlflow import EXPERIMENT_KIND, MlflowStore
 
 
@@ -50,7 +50,7 @@ def _log(spec, period):
     ref = scan_source_stats.fn(spec, plan.reference, plan.ref_layout)
     cur = scan_source_stats.fn(spec, plan.current, plan.cur_layout, plan.current_filter)
     a = assess_against_reference.fn(spec, ref, cur)
-    return a, log_period.fn(spec, store, plan, a, logged_period.fn(spec, store, period))
+    return a, log_period.fn(spec, store, plan, a, monitoring_history.fn(spec, store, period))
 
 
 def test_period_runs_read_well_in_the_ui(spec, store):

@@ -11,7 +11,7 @@ from mlflow import MlflowClient
 from metrics_core import monitoring as mon
 from tasks.config.spec import load_spec
 from tasks.log import log_period, over_time
-from tasks.monitor import (PeriodResult, assess_against_reference, logged_period, open_store, plan_period,
+from tasks.monitor import (PeriodResult, assess_against_reference, monitoring_history, open_store, plan_period,
                            resolve_period, run_keys, scan_source_stats)
 
 
@@ -73,18 +73,18 @@ def _stats(spec, period):
 
 def test_log_then_find_the_period(spec, store):
     s = open_store(spec)
-    history = logged_period.fn(spec, s, PERIODS[0])
+    history = monitoring_history.fn(spec, s, PERIODS[0])
     assert history.done is None and history.parent is None and history.periods == {}
     plan, a = _assessed(spec, PERIODS[0])
     first = log_period.fn(spec, s, plan, a, history)
     assert first.alert_markdown is None
     plan, a = _assessed(spec, SHIFTED)
-    logged = log_period.fn(spec, s, plan, a, logged_period.fn(spec, s, SHIFTED))
+    logged = log_period.fn(spec, s, plan, a, monitoring_history.fn(spec, s, SHIFTED))
     assert logged.parent_run_id == first.parent_run_id and "Retraining alert" in logged.alert_markdown
     assert logged.run_id in logged.alert_markdown  # rendered once, with the run id, for MLflow and Prefect
     new = PeriodResult.from_assessment(spec, s, SHIFTED, logged, a, None)
 
-    found = logged_period.fn(spec, open_store(spec), SHIFTED)
+    found = monitoring_history.fn(spec, open_store(spec), SHIFTED)
     assert sorted(found.periods) == [PERIODS[0], SHIFTED] and found.parent.run_id == first.parent_run_id
     again = PeriodResult.from_run(spec, s, SHIFTED, found.done)
     assert (again.run_id, again.parent_run_id, again.experiment_id, again.alert, again.reasons) == \
@@ -96,7 +96,7 @@ def test_log_then_find_the_period(spec, store):
 
     # a forced re-run replaces the period's run; the plot history keeps one row per period
     forced = log_period.fn(spec, s, plan, a, found)
-    after = logged_period.fn(spec, s, SHIFTED)
+    after = monitoring_history.fn(spec, s, SHIFTED)
     assert after.done.run_id == forced.run_id != logged.run_id and sorted(after.periods) == [PERIODS[0], SHIFTED]
     reasons = a.assessment.decision.reasons
     frame, shown, alerts = over_time(after, SHIFTED, a.metrics, reasons, a.assessment.headline_metric)
@@ -155,7 +155,7 @@ def test_weeks_and_days_as_periods(spec, tmp_path, store):
         plan, a = _assessed(daily, period)
         assert a.metrics["n_rows"] == expected
         s = open_store(daily)
-        logged = log_period.fn(daily, s, plan, a, logged_period.fn(daily, s, period))
+        logged = log_period.fn(daily, s, plan, a, monitoring_history.fn(daily, s, period))
         c = MlflowClient(store)
         key = next(iter(c.get_run(logged.run_id).data.metrics))  # whatever the UI names it
         point = c.get_metric_history(logged.run_id, key)
