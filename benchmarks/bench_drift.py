@@ -3,7 +3,7 @@
 metrics_core builds each exact value distribution once (``drift.value_distribution``: the input
 check and ``ScoreCounts.of_values``, one sort of packed keys and a run-length pass, timed as
 part of our side) and computes all
-three statistics from the two statistics with ``drift.compare`` (one merge shared by KS and
+three statistics from the two statistics with ``drift.drift_tests`` (one merge shared by KS and
 Wasserstein; the three separate calls are timed too); scipy
 gets the rows for ``ks_2samp`` and ``wasserstein_distance``, and PSI is the plain numpy recipe
 (reference quantile edges, searchsorted, bincount). Prints the best of two wall times per side, the
@@ -42,7 +42,7 @@ def numpy_psi(ref: np.ndarray, cur: np.ndarray, bins: int = BINS) -> float:
 
 def from_statistics(r: ScoreCounts, c: ScoreCounts) -> dict:
     """The three tests in one call: the statistics are validated once and KS/Wasserstein share a merge."""
-    t = drift.compare(r, c, ("ks", "psi", "wasserstein"), bins=BINS)
+    t = drift.drift_tests(r, c, ("ks", "psi", "wasserstein"), bins=BINS)
     return {"ks_d": t["ks"].statistic, "ks_p": t["ks"].p_value, "psi": t["psi"].statistic,
             "wasserstein": t["wasserstein"].statistic}
 

@@ -78,15 +78,15 @@ def one_round(spec) -> tuple:
     from flows.monitor_period import monitor_period
     from flows.runners import in_process_runs
     from tasks.log import log_period
-    from tasks.monitor import assess, logged_period, open_store, plan_period, summarise
+    from tasks.monitor import assess_against_reference, monitoring_history, open_store, plan_period, scan_source_stats
 
     plan, t_plan = timed(plan_period.fn, spec, PERIOD)
-    ref, t_ref = timed(summarise.fn, spec, plan.reference, plan.ref_layout)
-    cur, t_cur = timed(summarise.fn, spec, plan.current, plan.cur_layout, plan.current_filter)
-    a, t_assess = timed(assess.fn, spec, ref, cur)
+    ref, t_ref = timed(scan_source_stats.fn, spec, plan.reference, plan.ref_layout)
+    cur, t_cur = timed(scan_source_stats.fn, spec, plan.current, plan.cur_layout, plan.current_filter)
+    a, t_assess = timed(assess_against_reference.fn, spec, ref, cur)
     t0 = time.perf_counter()
     store = open_store(spec)
-    log_period.fn(spec, store, plan, a, logged_period.fn(spec, store, PERIOD))
+    log_period.fn(spec, store, plan, a, monitoring_history.fn(spec, store, PERIOD))
     t_mlflow = time.perf_counter() - t0
     with in_process_runs():  # as `classwatch monitor` runs it
         out, t_flow = timed(monitor_period, spec, PERIOD, None, True)

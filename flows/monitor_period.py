@@ -10,8 +10,8 @@ from prefect.utilities.annotations import opaque
 from tasks.alerts import raise_alert
 from tasks.config.spec import load_spec
 from tasks.log import log_period
-from tasks.monitor import (PeriodResult, assess, labels_arrived, logged_period, open_store, plan_period,
-                           resolve_period, run_keys, summarise)
+from tasks.monitor import (PeriodResult, assess_against_reference, labels_arrived, monitoring_history, open_store,
+                           plan_period, resolve_period, run_keys, scan_source_stats)
 
 
 @flow(name="monitor_period")
@@ -40,20 +40,20 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
     store = open_store(s)
     # One process at a time per period (a scheduled run racing a manual one): the second finds it logged.
     with store.lock(run_keys(s, period)[1]):
-        history = logged_period(s, store, period)
+        history = monitoring_history(s, store, period)
         if history.done is not None and not force and not labels_arrived(s, period, history.done):
             return PeriodResult.from_run(s, store, period, history.done)
         plan = plan_period(s, period)
-        ref_future = summarise.submit(s, plan.reference, plan.ref_layout)
-        cur_future = summarise.submit(s, plan.current, plan.cur_layout, plan.current_filter, current=True)
-        a = assess(s, ref_future.result(), cur_future.result())
+        ref_future = scan_source_stats.submit(s, plan.reference, plan.ref_layout)
+        cur_future = scan_source_stats.submit(s, plan.current, plan.cur_layout, plan.current_filter, current=True)
+        a = assess_against_reference(s, ref_future.result(), cur_future.result())
         # opaque: Prefect links these inputs to the tasks that made them without walking inside
         # (an assessment is about 3,700 objects, 25 ms a call; the history grows with the periods)
         logged = log_period(s, store, plan, opaque(a), opaque(history))
     event = None
-    if a.decision.alert:
-        event = raise_alert(s.name, period, a.decision, logged.run_id, store.tracking_uri, logged.experiment_id,
-                            logged.alert_markdown)
+    if a.assessment.alert:
+        event = raise_alert(s.name, period, a.assessment.decision, logged.run_id, store.tracking_uri,
+                            logged.experiment_id, logged.alert_markdown)
     return PeriodResult.from_assessment(s, store, period, logged, a, event)
 
 

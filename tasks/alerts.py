@@ -1,15 +1,16 @@
-"""The retraining alert: a Prefect event with a deterministic id, a markdown artifact, MLflow tags."""
+"""The retraining alert: a Prefect event with a deterministic id, a markdown artifact, MLflow tags (written and read)."""
 
 from __future__ import annotations
 
 import json
 import re
 import uuid
+from typing import Mapping
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from metrics_core.monitoring import Alert, Reason
+from metrics_core.monitoring import VERDICTS, Alert, Reason
 
 #: The name of the retraining alert event (the automation in deployments/automations.py routes it).
 EVENT = "classwatch.alert.retrain"
@@ -20,6 +21,8 @@ REASONS_LIMIT = 8000
 #: MLflow tags of a period run: the verdict, the reasons as text, the reasons as records (JSON). Keys of
 #: up to 17 characters: the run page's tag list cuts longer ones to their first letter when the value is long.
 ALERT_TAG, REASONS_TAG, RECORDS_TAG = "classwatch.alert", "alert reasons", "alert records"
+#: The values of ``classwatch.alert``: the period raised the retraining alert, or it did not.
+ALERT_VALUES = ("retrain", "none")
 #: The keys of the reasons before they were renamed (periods logged then are still read).
 OLD_REASONS_TAG, OLD_RECORDS_TAG = "classwatch.alert.reasons", "classwatch.alert.reasons.json"
 
@@ -53,10 +56,49 @@ def alert_tags(decision: Alert) -> dict[str, str]:
     """MLflow tags: ``classwatch.alert`` = retrain | none, ``alert reasons`` (the sentences joined
     with "; ", or "none") and, when there are reasons, ``alert records`` (the records as JSON)."""
     reasons = "; ".join(decision.texts) if decision.reasons else "none"
-    tags = {ALERT_TAG: "retrain" if decision.alert else "none", REASONS_TAG: reasons[:REASONS_LIMIT]}
+    tags = {ALERT_TAG: ALERT_VALUES[0] if decision.alert else ALERT_VALUES[1], REASONS_TAG: reasons[:REASONS_LIMIT]}
     if decision.reasons:
         tags[RECORDS_TAG] = _records(decision.reasons)
     return tags
+
+
+def logged_alert(tags: Mapping[str, str]) -> bool:
+    """Whether a logged period raised the retraining alert: its ``classwatch.alert`` tag, as
+    :func:`alert_tags` wrote it (False for a run without the tag).
+
+    >>> from metrics_core.monitoring import decide_alert
+    >>> logged_alert(alert_tags(decide_alert({}))), logged_alert({ALERT_TAG: "retrain"}), logged_alert({})
+    (False, True, False)
+    """
+    return tags.get(ALERT_TAG) == ALERT_VALUES[0]
+
+
+def verdict(alert: bool, metrics: Mapping[str, float]) -> str:
+    """The verdict of a period, from its alert and its metrics (as logged, or just computed).
+
+    Parameters
+    ----------
+    alert : bool
+        Whether the period raised the retraining alert (:func:`logged_alert` for a logged period).
+    metrics : mapping of str to float
+        The period's metrics under their semantic keys; ``not_enough_labels`` is 1.0 when the
+        headline test could not see a drop of the policy's ``metric_drop``.
+
+    Returns
+    -------
+    str
+        One of :data:`metrics_core.monitoring.VERDICTS`: ``"retrain"`` with an alert, else ``"not
+        enough labels to judge"`` when ``not_enough_labels`` is 1.0, else ``"no alert"`` (also for a
+        period logged before that metric existed).
+
+    Examples
+    --------
+    >>> verdict(True, {}), verdict(False, {"not_enough_labels": 1.0}), verdict(False, {"not_enough_labels": 0.0})
+    ('retrain', 'not enough labels to judge', 'no alert')
+    """
+    if alert:
+        return VERDICTS[0]
+    return VERDICTS[1] if metrics.get("not_enough_labels") == 1.0 else VERDICTS[2]
 
 
 def reasons_from_tags(tags: dict) -> tuple[Reason, ...]:

@@ -15,7 +15,7 @@ from prefect import task
 from metrics_core.monitoring import AlertPolicy
 from metrics_core.monitoring.estimate import PREFIX as ESTIMATE_PREFIX
 from tasks import IO
-from tasks.alerts import alert_tags, reasons_from_tags
+from tasks.alerts import alert_tags, logged_alert, reasons_from_tags
 from tasks.config import sources
 from tasks.config.spec import RunSpec
 from tasks.metric_names import mlflow_metrics, semantic_metrics
@@ -109,7 +109,7 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
 def _plot(spec: RunSpec, history: History, period: str, a: Assessment, folder: Path) -> Path:
     from tasks.render.timeseries import plot_time_series
 
-    frame, shown, alerts = over_time(history, period, a.metrics, a.decision.reasons, a.headline_metric,
+    frame, shown, alerts = over_time(history, period, a.metrics, a.assessment.reasons, a.assessment.headline_metric,
                                      AlertPolicy.of(spec.alerts))
     n_alerts = len({p for v in alerts.values() for p in v})
     return plot_time_series(
@@ -140,15 +140,17 @@ def period_run_name(model: str, period: str, alert: bool) -> str:
 def period_content(spec: RunSpec, plan: Plan, a: Assessment) -> RunContent:
     """The period run's params, metrics (under their MLflow names), tags, description, tables and
     summary (the alert markdown is added once the run id is known)."""
+    judged = a.assessment
     tags = {"classwatch.kind": "monitor", "classwatch.model": spec.name, "classwatch.period": plan.period,
-            **alert_tags(a.decision), NOTE: period_note(plan, a)}
+            **alert_tags(judged.decision), NOTE: period_note(plan, judged)}
     return RunContent(
-        period_run_name(spec.name, plan.period, a.decision.alert),
+        period_run_name(spec.name, plan.period, judged.alert),
         params={"period": plan.period, "current_source": plan.current, "reference_source": plan.reference,
-                "labels": json.dumps(plan.labels, default=str), "headline_metric": a.headline_metric,
+                "labels": json.dumps(plan.labels, default=str), "headline_metric": judged.headline_metric,
                 "spec_fingerprint": spec.fingerprint()},
-        metrics=dict(sorted(mlflow_metrics(a.metrics, a.headline_metric).items())), tags=tags, tables=dict(a.tables),
-        texts={"monitoring_summary.md": summary_markdown(plan, a, spec.columns.period, spec.alerts)},
+        metrics=dict(sorted(mlflow_metrics(a.metrics, judged.headline_metric).items())), tags=tags,
+        tables=dict(judged.tables),
+        texts={"monitoring_summary.md": summary_markdown(plan, judged, spec.columns.period, spec.alerts)},
         step=sources.period_index(plan.period), timestamp_ms=_period_ms(plan.period))
 
 
@@ -164,7 +166,7 @@ def parent_series(series: dict, headline: str) -> dict:
 
 
 def _parent_tags(spec: RunSpec, plan: Plan, history: History, alert: bool) -> dict:
-    verdicts = {p: run.tags.get("classwatch.alert") == "retrain" for p, run in history.periods.items()}
+    verdicts = {p: logged_alert(run.tags) for p, run in history.periods.items()}
     verdicts[plan.period] = alert
     return {NOTE: parent_note(spec.name, plan.reference, verdicts)}
 
@@ -176,7 +178,7 @@ def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, his
     when all is logged.
 
     The plot is drawn from ``history`` (the periods logged before, found by
-    :func:`tasks.monitor.logged_period`) and this period's metrics: nothing is read back.
+    :func:`tasks.monitor.monitoring_history`) and this period's metrics: nothing is read back.
     """
     tags = {"classwatch.kind": "monitor", "classwatch.model": spec.name, "classwatch.reference": plan.reference}
     parent_id = store.ensure_parent(history.parent_key, f"{spec.name} monitoring",
@@ -185,12 +187,12 @@ def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, his
     content = period_content(spec, plan, a)
     text = None
     with store.new_run(history.child_key, content.name, parent_run_id=parent_id, replaces=history.leftovers) as run_id:
-        if a.decision.alert:
-            text = content.texts["alert.md"] = alert_markdown(spec.name, plan.period, a.decision, run_id,
+        if a.assessment.alert:
+            text = content.texts["alert.md"] = alert_markdown(spec.name, plan.period, a.assessment.decision, run_id,
                                                                store.tracking_uri)
         store.write(run_id, content)
-        store.log_batches(parent_id, parent_series(a.series, a.headline_metric),
-                          tags=_parent_tags(spec, plan, history, a.decision.alert),
+        store.log_batches(parent_id, parent_series(a.series, a.assessment.headline_metric),
+                          tags=_parent_tags(spec, plan, history, a.assessment.alert),
                           step=content.step, timestamp_ms=content.timestamp_ms)
         with tempfile.TemporaryDirectory(prefix="classwatch-plot-") as tmp:
             plot = _plot(spec, history, plan.period, a, Path(tmp))

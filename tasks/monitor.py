@@ -1,4 +1,4 @@
-"""Prefect tasks of monitor_period: find a logged period, plan (metadata only), summarise a source, assess a period."""
+"""Prefect tasks of monitor_period: find its history, plan (metadata only), scan a source, assess against the reference."""
 
 from __future__ import annotations
 
@@ -12,14 +12,15 @@ from metrics_core import monitoring as mon
 from metrics_core.contract import Layout
 from metrics_core.errors import NoRowsError
 from tasks import IO
-from tasks.alerts import reasons_from_tags
+from tasks.alerts import logged_alert, reasons_from_tags, verdict
 from tasks.config import sources
 from tasks.config.spec import RunSpec, fingerprint
 from tasks.metric_names import semantic_metrics
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
 __all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
-           "Logged", "bins_of", "labels_arrived", "logged_period", "plan_period", "summarise", "assess", "open_store"]
+           "Logged", "bins_of", "labels_arrived", "monitoring_history", "plan_period", "scan_source_stats",
+           "assess_against_reference", "open_store"]
 
 #: Metrics of a period that make up the parent's time series (key prefixes; plus the headline metric).
 SERIES = ("n_rows", "alert", "max_", "psi_class_mix", "prevalence_pred/", "prevalence_label/")
@@ -129,25 +130,24 @@ class PeriodResult:
     @property
     def verdict(self) -> str:
         """``"retrain"``, ``"not enough labels to judge"`` (the headline test could not see a drop of
-        ``metric_drop``: metric ``not_enough_labels``) or ``"no alert"`` (:data:`metrics_core.monitoring.VERDICTS`)."""
-        if self.alert:
-            return mon.VERDICTS[0]
-        return mon.VERDICTS[1] if self.metrics.get("not_enough_labels") == 1.0 else mon.VERDICTS[2]
+        ``metric_drop``: metric ``not_enough_labels``) or ``"no alert"`` (:func:`tasks.alerts.verdict`)."""
+        return verdict(self.alert, self.metrics)
 
     @classmethod
     def from_run(cls, spec: RunSpec, store: MlflowStore, period: str, run: RunSummary) -> "PeriodResult":
         """The result of a period logged before (its tags and metrics as the search returned them)."""
         tags = run.tags
         return cls(spec.name, period, store.tracking_uri, store.experiment, run.experiment_id, run.run_id,
-                   tags.get("mlflow.parentRunId"), False, tags.get("classwatch.alert") == "retrain",
+                   tags.get("mlflow.parentRunId"), False, logged_alert(tags),
                    reasons_from_tags(tags), semantic_metrics(run.metrics))
 
     @classmethod
     def from_assessment(cls, spec: RunSpec, store: MlflowStore, period: str, logged: Logged, a: "Assessment",
                         event_id: str | None) -> "PeriodResult":
         """The result of a period just assessed and logged."""
+        decision = a.assessment.decision
         return cls(spec.name, period, store.tracking_uri, store.experiment, logged.experiment_id, logged.run_id,
-                   logged.parent_run_id, True, a.decision.alert, a.decision.reasons, dict(a.metrics), event_id)
+                   logged.parent_run_id, True, decision.alert, decision.reasons, dict(a.metrics), event_id)
 
 
 @dataclass(frozen=True)
@@ -185,8 +185,8 @@ def _history(store: MlflowStore, period: str, parent_key: str, child_key: str) -
     return History(period, parent_key, child_key, parent, periods, tuple(leftovers))
 
 
-@task(name="find-logged-period", **IO)
-def logged_period(spec: RunSpec, store: MlflowStore, period: str) -> History:
+@task(name="find-monitoring-history", **IO)
+def monitoring_history(spec: RunSpec, store: MlflowStore, period: str) -> History:
     """The model's monitoring runs in MLflow (one search, no data read): the parent, the logged
     periods (the over-time plot's history) and whether ``period`` is logged already."""
     return _history(store, period, *run_keys(spec, period))
@@ -233,9 +233,10 @@ def plan_period(spec: RunSpec, period: str) -> Plan:
     return Plan(spec.name, period, reference, current, cur_filter, labels, ref_layout, cur_layout)
 
 
-@task(name="summarise", **IO)
-def summarise(spec: RunSpec, source: str, layout: Layout, row_filter=None, current: bool = False) -> mon.PeriodStats:
-    """One pass over ``source``: the mergeable monitoring statistics (metrics_core.monitoring).
+@task(name="scan-source-stats", **IO)
+def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=None, current: bool = False
+                      ) -> mon.PeriodStats:
+    """One pass over ``source``: its mergeable monitoring statistics (:func:`metrics_core.monitoring.scan_period`).
 
     For the ``current`` period with the spec's ``classes: open`` (the default), rows of a class
     outside the class list are counted and left out; the reference always keeps the list closed.
@@ -254,22 +255,21 @@ def summarise(spec: RunSpec, source: str, layout: Layout, row_filter=None, curre
 
 @dataclass(frozen=True)
 class Assessment:
-    """A period's verdict and everything to log: flat metrics, the parent's series, tables."""
+    """A period judged against its reference, as the flow logs it: the judgement (``assessment``:
+    decision, tests, headline, tables) with what logging adds, its ``metrics`` under MLflow-safe
+    keys and the parent run's time ``series`` picked out of them."""
 
-    decision: mon.Alert
+    assessment: mon.PeriodAssessment
     metrics: dict
     series: dict
-    tables: dict
-    headline_metric: str
-    result: mon.PeriodAssessment | None = None
 
 
-@task(name="assess-period", cache_policy=NO_CACHE)
-def assess(spec: RunSpec, reference: mon.PeriodStats, current: mon.PeriodStats) -> Assessment:
+@task(name="assess-against-reference", cache_policy=NO_CACHE)
+def assess_against_reference(spec: RunSpec, reference: mon.PeriodStats, current: mon.PeriodStats) -> Assessment:
     """Tests, headline and alert decision of a period (:func:`metrics_core.monitoring.assess_stats`),
     with the metric keys made safe for MLflow and the parent's series picked out."""
     a = mon.assess_stats(reference, current, spec.alerts, headline_metric=spec.headline_metric,
                          report_options=spec.report_options())
     metrics = {safe_key(k): v for k, v in a.metrics.items()}
     series = {k: v for k, v in metrics.items() if k.startswith((*SERIES, a.headline_metric))}
-    return Assessment(a.decision, metrics, series, dict(a.tables), a.headline_metric, a)
+    return Assessment(a, metrics, series)

@@ -16,7 +16,7 @@ from metrics_core.drift.categories import chi_squared_counts, two_proportion_z
 from metrics_core.drift.distances import PSI_FLOOR, hellinger, jensen_shannon, psi
 from metrics_core.drift.distributions import Histogram, value_distribution
 from metrics_core.drift.ecdf import ks, wasserstein
-from metrics_core.drift.table import compare, drift_table
+from metrics_core.drift.table import drift_table, drift_tests
 
 __all__ = ["Histogram", "PSI_FLOOR", "value_distribution", "psi", "ks", "wasserstein", "jensen_shannon",
-           "hellinger", "chi_squared_counts", "two_proportion_z", "compare", "drift_table"]
+           "hellinger", "chi_squared_counts", "two_proportion_z", "drift_tests", "drift_table"]

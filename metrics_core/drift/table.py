@@ -21,7 +21,7 @@ SCHEMA = {"name": pl.String, "test": pl.String, "statistic": pl.Float64, "p_valu
           "threshold": pl.Float64, "drift": pl.Boolean, "verdict": pl.String}
 
 
-def compare(reference, current, tests=("psi", "ks", "wasserstein", "jensen_shannon", "hellinger"), *,
+def drift_tests(reference, current, tests=("psi", "ks", "wasserstein", "jensen_shannon", "hellinger"), *,
             bins=10, alpha: float = 0.05, thresholds: Mapping[str, float | None] | None = None
             ) -> dict[str, TestResult]:
     """Several drift tests on one reference/current pair, sharing the work.
@@ -53,7 +53,7 @@ def compare(reference, current, tests=("psi", "ks", "wasserstein", "jensen_shann
 
     Examples
     --------
-    >>> sorted(compare([0.1, 0.2, 0.3, 0.4], [0.3, 0.5, 0.6, 0.7], bins=2))
+    >>> sorted(drift_tests([0.1, 0.2, 0.3, 0.4], [0.3, 0.5, 0.6, 0.7], bins=2))
     ['hellinger', 'jensen_shannon', 'ks', 'psi', 'wasserstein']
     """
     alpha = _check_alpha(alpha)
@@ -116,7 +116,7 @@ def drift_table(tests: Mapping[str, TestResult], thresholds: Mapping[str, float]
     Parameters
     ----------
     tests : mapping of str to TestResult
-        Named results, e.g. from :func:`compare`.
+        Named results, e.g. from :func:`drift_tests`.
     thresholds : mapping of str to float, optional
         Name -> threshold on |effect_size|, overriding each result's ``details['threshold']``.
     correction : {"bh", "holm", "bonferroni"}

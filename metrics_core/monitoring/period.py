@@ -185,7 +185,7 @@ class PeriodStats:
         the input of the performance estimate without labels (:mod:`.estimate`).
     positives_by_pred : numpy.ndarray of int64, shape (K, S, score_bins + 2), optional
         Of those rows, the ones whose label is the score column's class (labels present): the
-        reference's calibration map per predicted class (:mod:`.estimate`).
+        reference's calibration map per predicted class (:mod:`.calibration_map`).
 
     new_classes : dict
         Classes outside the class list met in the period when the class list is open

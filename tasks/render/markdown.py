@@ -8,7 +8,8 @@ from metrics_core.monitoring import Alert, AlertPolicy
 from metrics_core.monitoring.estimate import PREFIX as ESTIMATE_PREFIX
 
 if TYPE_CHECKING:  # the tasks import this module, not the other way round
-    from tasks.monitor import Assessment, Plan
+    from metrics_core.monitoring import PeriodAssessment
+    from tasks.monitor import Plan
 
 
 def alert_markdown(model: str, period: str, decision: Alert, run_id: str | None, tracking_uri: str | None) -> str:
@@ -34,7 +35,7 @@ def alert_markdown(model: str, period: str, decision: Alert, run_id: str | None,
     return "\n".join(lines) + "\n"
 
 
-def summary_markdown(plan: "Plan", a: "Assessment", period_column: str, policy) -> str:
+def summary_markdown(plan: "Plan", a: "PeriodAssessment", period_column: str, policy) -> str:
     """The period's monitoring summary: sources, rows, labels, the alert and its reasons, the policy."""
     d = a.decision
     lines = [f"# Monitoring {plan.model}, period {plan.period}", "",
@@ -97,7 +98,7 @@ def _qualifiers(metrics: dict, key: str, headline: str | None = None) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def period_note(plan: "Plan", a: "Assessment", most: int = 3) -> str:
+def period_note(plan: "Plan", a: "PeriodAssessment", most: int = 3) -> str:
     """The period run's description (MLflow ``mlflow.note.content``): one paragraph on what happened
     in the month, the verdict first, then the rows, the headline metric, the strongest reasons."""
     m, d = a.metrics, a.decision

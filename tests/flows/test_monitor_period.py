@@ -302,7 +302,7 @@ def test_the_log_task_records_where_its_inputs_came_from(monitoring_spec, store)
 
     state = monitor_period(monitoring_spec, PERIODS[1], force=True, return_state=True)
     flow_run_id = state.state_details.flow_run_id
-    wanted = {"assess-period", "find-logged-period", "log-monitoring"}
+    wanted = {"assess-against-reference", "find-monitoring-history", "log-monitoring"}
     deadline = time.monotonic() + 20
     while True:  # task runs reach the API as events, recorded a moment later
         with get_client(sync_client=True) as c:
@@ -312,5 +312,5 @@ def test_the_log_task_records_where_its_inputs_came_from(monitoring_spec, store)
             break
         time.sleep(0.5)
     inputs = runs["log-monitoring"].task_inputs
-    assert [i.id for i in inputs["a"]] == [runs["assess-period"].id]
-    assert [i.id for i in inputs["history"]] == [runs["find-logged-period"].id]
+    assert [i.id for i in inputs["a"]] == [runs["assess-against-reference"].id]
+    assert [i.id for i in inputs["history"]] == [runs["find-monitoring-history"].id]

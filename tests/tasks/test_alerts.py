@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import uuid
+from types import SimpleNamespace
 
 import pytest
-import uuid
 
 from metrics_core import drift, monitoring as mon
-from tasks.alerts import EVENT, alert_tags, artifact_key, event_id, payload, reasons_from_tags, resource
+from tasks.alerts import (EVENT, alert_tags, artifact_key, event_id, logged_alert, payload, reasons_from_tags, resource,
+                          verdict)
 from tasks.render.markdown import alert_markdown
 
 
@@ -21,6 +23,32 @@ def test_event_id_is_uuid5_of_model_and_period():
     a = event_id("m", "2024-08")
     assert a == event_id("m", "2024-08") and a.version == 5 and isinstance(a, uuid.UUID)
     assert len({a, event_id("m", "2024-09"), event_id("n", "2024-08")}) == 3
+
+
+def test_a_logged_periods_verdict_is_read_from_the_tags_alert_tags_wrote():
+    """One reader of the verdict tag serves the period's result and the parent run's list of alert months."""
+    from tasks.log import _parent_tags
+    from tasks.monitor import History, PeriodResult
+    from tasks.store.mlflow import RunSummary
+
+    assert logged_alert(alert_tags(decision(True))) and not logged_alert(alert_tags(decision(False)))
+    assert not logged_alert({}) and not logged_alert({"classwatch.alert": "Retrain"})
+    assert [verdict(True, {"not_enough_labels": 1.0}), verdict(False, {"not_enough_labels": 1.0}),
+            verdict(False, {"not_enough_labels": 0.0}), verdict(False, {})] == \
+        ["retrain", "not enough labels to judge", "no alert", "no alert"]
+
+    def run(alert: bool, enough: float) -> RunSummary:
+        return RunSummary("r", "FINISHED", alert_tags(decision(alert)), {"not_enough_labels": enough}, "1")
+
+    spec = SimpleNamespace(name="m")
+    for alert, enough, said in ((True, 0.0, "retrain"), (False, 1.0, "not enough labels to judge"),
+                                (False, 0.0, "no alert")):
+        assert PeriodResult.from_run(spec, SimpleNamespace(tracking_uri="u", experiment="e"), "2024-08",
+                                     run(alert, enough)).verdict == said
+    periods = {"2024-08": run(True, 0.0), "2024-09": run(False, 1.0)}
+    note = _parent_tags(spec, SimpleNamespace(period="2024-10", reference="ref"),
+                        History("2024-10", "p", "p|2024-10", None, periods), False)["mlflow.note.content"]
+    assert "alerts in 2024-08 (1)" in note and "2024-08 to 2024-10" in note
 
 
 def test_tags_payload_markdown():

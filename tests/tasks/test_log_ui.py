@@ -9,7 +9,7 @@ from mlflow import MlflowClient
 from tasks.config.spec import load_spec
 from tasks.log import NOTE, log_period
 from tasks.metric_names import P_VALUES, mlflow_key, semantic_metrics
-from tasks.monitor import assess, logged_period, open_store, plan_period, summarise
+from tasks.monitor import assess_against_reference, monitoring_history, open_store, plan_period, scan_source_stats
 from tasks.store.mlflow import EXPERIMENT_KIND, MlflowStore
 
 
@@ -47,10 +47,10 @@ def spec(monitoring_spec):
 def _log(spec, period):
     store = open_store(spec)
     plan = plan_period.fn(spec, period)
-    ref = summarise.fn(spec, plan.reference, plan.ref_layout)
-    cur = summarise.fn(spec, plan.current, plan.cur_layout, plan.current_filter)
-    a = assess.fn(spec, ref, cur)
-    return a, log_period.fn(spec, store, plan, a, logged_period.fn(spec, store, period))
+    ref = scan_source_stats.fn(spec, plan.reference, plan.ref_layout)
+    cur = scan_source_stats.fn(spec, plan.current, plan.cur_layout, plan.current_filter)
+    a = assess_against_reference.fn(spec, ref, cur)
+    return a, log_period.fn(spec, store, plan, a, monitoring_history.fn(spec, store, period))
 
 
 def test_period_runs_read_well_in_the_ui(spec, store):
@@ -63,10 +63,11 @@ def test_period_runs_read_well_in_the_ui(spec, store):
     run, calm = c.get_run(logged.run_id), c.get_run(logged_quiet.run_id)
     assert run.info.run_name == f"{SHIFTED} ALERT · test-model"
     assert calm.info.run_name == f"{PERIODS[0]} ok · test-model"
-    assert run.data.tags["alert reasons"] == "; ".join(shifted.decision.texts)
+    decision = shifted.assessment.decision
+    assert run.data.tags["alert reasons"] == "; ".join(decision.texts)
     note = run.data.tags[NOTE]
-    assert note.startswith(f"{SHIFTED}, test-model: retraining alert, {len(shifted.decision.reasons)} reason(s).")
-    assert shifted.decision.texts[0] in note and "\n" not in note
+    assert note.startswith(f"{SHIFTED}, test-model: retraining alert, {len(decision.reasons)} reason(s).")
+    assert decision.texts[0] in note and "\n" not in note
     assert calm.data.tags[NOTE].startswith(f"{PERIODS[0]}, test-model: no alert")
     # logged under the chart names, in chart order (the Overview's metrics table keeps the logging order)
     assert semantic_metrics(run.data.metrics) == pytest.approx(shifted.metrics, nan_ok=True)
@@ -80,9 +81,9 @@ def test_period_runs_read_well_in_the_ui(spec, store):
     history = c.get_metric_history(parent.info.run_id, mlflow_key("alert"))
     assert sorted((h.step, h.value) for h in history) == [(648 + int(PERIODS[0][5:]) - 1, 0.0),
                                                            (648 + int(SHIFTED[5:]) - 1, 1.0)]
-    floor = f"{shifted.headline_metric}_floor"
-    assert mlflow_key(floor, shifted.headline_metric) in run.data.metrics
-    assert mlflow_key(floor, shifted.headline_metric) not in parent.data.metrics  # constant: not a series
+    floor = f"{shifted.assessment.headline_metric}_floor"
+    assert mlflow_key(floor, shifted.assessment.headline_metric) in run.data.metrics
+    assert mlflow_key(floor, shifted.assessment.headline_metric) not in parent.data.metrics  # constant: not a series
 
 
 def test_existing_experiment_without_kind_gets_it(store):

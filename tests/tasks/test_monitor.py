@@ -11,8 +11,8 @@ from mlflow import MlflowClient
 from metrics_core import monitoring as mon
 from tasks.config.spec import load_spec
 from tasks.log import log_period, over_time
-from tasks.monitor import (PeriodResult, assess, logged_period, open_store, plan_period, resolve_period, run_keys,
-                           summarise)
+from tasks.monitor import (PeriodResult, assess_against_reference, monitoring_history, open_store, plan_period,
+                           resolve_period, run_keys, scan_source_stats)
 
 
 @pytest.fixture
@@ -22,9 +22,9 @@ def spec(monitoring_spec):
 
 def _assessed(spec, period):
     plan = plan_period.fn(spec, period)
-    ref = summarise.fn(spec, plan.reference, plan.ref_layout)
-    cur = summarise.fn(spec, plan.current, plan.cur_layout, plan.current_filter)
-    return plan, assess.fn(spec, ref, cur)
+    ref = scan_source_stats.fn(spec, plan.reference, plan.ref_layout)
+    cur = scan_source_stats.fn(spec, plan.current, plan.cur_layout, plan.current_filter)
+    return plan, assess_against_reference.fn(spec, ref, cur)
 
 
 def test_run_keys_come_from_the_spec_alone(spec, tmp_path):
@@ -47,42 +47,44 @@ def test_resolve_period():
 
 def test_assess_keys_metrics_and_the_floor(spec):
     plan, a = _assessed(spec, SHIFTED)
-    assert plan.labels == spec.labels and a.headline_metric == mon.DEFAULT_HEADLINE
-    assert a.decision.alert and a.metrics["alert"] == 1.0 and a.metrics["n_alert_reasons"] == len(a.decision.reasons)
-    kinds = {r.kind for r in a.decision.reasons}
+    d = a.assessment.decision
+    assert plan.labels == spec.labels and a.assessment.headline_metric == mon.DEFAULT_HEADLINE
+    assert d.alert and a.metrics["alert"] == 1.0 and a.metrics["n_alert_reasons"] == len(d.reasons)
+    kinds = {r.kind for r in d.reasons}
     assert {"prevalence_label", "price"} <= kinds
-    h = a.decision.headline
+    h = d.headline
     assert h is not None and a.metrics["balanced_accuracy_floor"] == pytest.approx(
         a.metrics["balanced_accuracy_reference"] - spec.alerts.metric_drop) == pytest.approx(h.floor)
     assert a.metrics["balanced_accuracy_ci_low"] == h.low
     assert "p_adj/prevalence_label_item_2" in a.metrics and "prevalence_label/item_2" in a.series
     assert set(a.series) <= set(a.metrics) and "perf/accuracy" not in a.series
     assert {"drift_table.json", "per_class_monitoring.json", "price_impact.json", "per_class_performance.json"} \
-        == set(a.tables)
+        == set(a.assessment.tables)
     strict = load_spec(spec, alerts={"metric_floor": 0.99})
-    assert any(r.kind == "headline" for r in assess.fn(strict, *_stats(strict, SHIFTED)).decision.reasons)
+    stricter = assess_against_reference.fn(strict, *_stats(strict, SHIFTED)).assessment
+    assert any(r.kind == "headline" for r in stricter.decision.reasons)
 
 
 def _stats(spec, period):
     plan = plan_period.fn(spec, period)
-    return (summarise.fn(spec, plan.reference, plan.ref_layout),
-            summarise.fn(spec, plan.current, plan.cur_layout, plan.current_filter))
+    return (scan_source_stats.fn(spec, plan.reference, plan.ref_layout),
+            scan_source_stats.fn(spec, plan.current, plan.cur_layout, plan.current_filter))
 
 
 def test_log_then_find_the_period(spec, store):
     s = open_store(spec)
-    history = logged_period.fn(spec, s, PERIODS[0])
+    history = monitoring_history.fn(spec, s, PERIODS[0])
     assert history.done is None and history.parent is None and history.periods == {}
     plan, a = _assessed(spec, PERIODS[0])
     first = log_period.fn(spec, s, plan, a, history)
     assert first.alert_markdown is None
     plan, a = _assessed(spec, SHIFTED)
-    logged = log_period.fn(spec, s, plan, a, logged_period.fn(spec, s, SHIFTED))
+    logged = log_period.fn(spec, s, plan, a, monitoring_history.fn(spec, s, SHIFTED))
     assert logged.parent_run_id == first.parent_run_id and "Retraining alert" in logged.alert_markdown
     assert logged.run_id in logged.alert_markdown  # rendered once, with the run id, for MLflow and Prefect
     new = PeriodResult.from_assessment(spec, s, SHIFTED, logged, a, None)
 
-    found = logged_period.fn(spec, open_store(spec), SHIFTED)
+    found = monitoring_history.fn(spec, open_store(spec), SHIFTED)
     assert sorted(found.periods) == [PERIODS[0], SHIFTED] and found.parent.run_id == first.parent_run_id
     again = PeriodResult.from_run(spec, s, SHIFTED, found.done)
     assert (again.run_id, again.parent_run_id, again.experiment_id, again.alert, again.reasons) == \
@@ -94,11 +96,12 @@ def test_log_then_find_the_period(spec, store):
 
     # a forced re-run replaces the period's run; the plot history keeps one row per period
     forced = log_period.fn(spec, s, plan, a, found)
-    after = logged_period.fn(spec, s, SHIFTED)
+    after = monitoring_history.fn(spec, s, SHIFTED)
     assert after.done.run_id == forced.run_id != logged.run_id and sorted(after.periods) == [PERIODS[0], SHIFTED]
-    frame, shown, alerts = over_time(after, SHIFTED, a.metrics, a.decision.reasons, a.headline_metric)
+    reasons = a.assessment.decision.reasons
+    frame, shown, alerts = over_time(after, SHIFTED, a.metrics, reasons, a.assessment.headline_metric)
     assert frame["period"].to_list() == [PERIODS[0], SHIFTED]
-    kinds = {r.kind for r in a.decision.reasons}  # each alert is marked on the panels of its tests only
+    kinds = {r.kind for r in reasons}  # each alert is marked on the panels of its tests only
     assert {p.column for p in shown if alerts[p.column] == [SHIFTED]} == {p.column for p in shown
                                                                           if kinds & set(p.kinds)}
     assert shown[-1].column == "balanced_accuracy" and all(v == [] or v == [SHIFTED] for v in alerts.values())
@@ -152,7 +155,7 @@ def test_weeks_and_days_as_periods(spec, tmp_path, store):
         plan, a = _assessed(daily, period)
         assert a.metrics["n_rows"] == expected
         s = open_store(daily)
-        logged = log_period.fn(daily, s, plan, a, logged_period.fn(daily, s, period))
+        logged = log_period.fn(daily, s, plan, a, monitoring_history.fn(daily, s, period))
         c = MlflowClient(store)
         key = next(iter(c.get_run(logged.run_id).data.metrics))  # whatever the UI names it
         point = c.get_metric_history(logged.run_id, key)

@@ -113,7 +113,7 @@ def test_ks_and_wasserstein_of_statistics_with_a_zero_count_equal_scipy_on_the_r
     got_ks, got_w = drift.ks(ref, cur), drift.wasserstein(ref, cur)
     assert got_ks.statistic == want_ks.statistic and got_ks.p_value == pytest.approx(want_ks.pvalue, abs=1e-12)
     assert got_w.statistic == pytest.approx(want_w, rel=1e-12)
-    both = drift.compare(ref, cur, ("ks", "wasserstein"))  # the shared merge
+    both = drift.drift_tests(ref, cur, ("ks", "wasserstein"))  # the shared merge
     assert both["ks"] == got_ks and both["wasserstein"] == got_w
 
 
@@ -287,7 +287,7 @@ def test_psi_floors_only_empty_bins(ref, cur):
     got = drift.psi(ref, cur)
     assert got.statistic == pytest.approx(want, rel=1e-12)
     assert got.details["empty_bins"] == sum(1 for k in cur if ref.get(k, 0) == 0 or cur[k] == 0)
-    assert drift.compare(ref, cur, ("psi",))["psi"] == got
+    assert drift.drift_tests(ref, cur, ("psi",))["psi"] == got
 
 
 def test_discrete_bins_none_uses_distinct_values():
@@ -373,20 +373,20 @@ def test_drift_table_corrects_together_and_judges():
     assert plain["threshold"].is_nan().all() and plain["verdict"][0].startswith("no drift: p_adj")
 
 
-def test_compare_equals_the_single_functions():
+def test_drift_tests_equal_the_single_functions():
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=500).round(2), rng.normal(0.1, 1.1, 400).round(2)
-    both = drift.compare(a, b, bins=8, thresholds={"ks": 0.05})
+    both = drift.drift_tests(a, b, bins=8, thresholds={"ks": 0.05})
     singles = {"psi": drift.psi(a, b, 8), "ks": drift.ks(a, b, threshold=0.05), "wasserstein": drift.wasserstein(a, b),
                "jensen_shannon": drift.jensen_shannon(a, b, 8), "hellinger": drift.hellinger(a, b, 8)}
     assert list(both) == ["psi", "ks", "wasserstein", "jensen_shannon", "hellinger"]
     assert both == singles
     hist = Histogram.from_values(a, Histogram.edges_from_reference(a, 8))
-    assert drift.compare(hist, b, ("psi",))["psi"] == singles["psi"]
+    assert drift.drift_tests(hist, b, ("psi",))["psi"] == singles["psi"]
     with pytest.raises(InputError, match="reference: this test needs the exact values"):
-        drift.compare(hist, b, ("psi", "ks"))
+        drift.drift_tests(hist, b, ("psi", "ks"))
     with pytest.raises(InputError, match=r"tests: unknown test\(s\) \['kl'\]"):
-        drift.compare(a, b, ("kl",))
+        drift.drift_tests(a, b, ("kl",))
 
 
 def test_value_distribution_equals_score_counts_of_values():

@@ -5,20 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy.optimize import isotonic_regression
 
 from flow_data import LABELS, scored_rows
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
-from metrics_core.monitoring import estimate
-from metrics_core.monitoring.estimate import (
-    PREFIX,
-    calibration_change,
-    estimate_period,
-    expected_confusion,
-    fit_calibration_map,
-)
+from metrics_core.monitoring import TestKey
+from metrics_core.monitoring.calibration_map import fit_calibration_map
+from metrics_core.monitoring.estimate import PREFIX, calibration_change, estimate_period, expected_confusion
 from metrics_core.monitoring.period import Bins, update
 from metrics_core.monitoring.policy import POLICY
 
@@ -161,7 +153,7 @@ def test_calibration_change_of_a_handful_of_rows_is_undefined_not_an_alert(n):
     assert expected > 0.8 * n and n - expected < MIN_EXPECTED  # too few expected negatives in the one bin
     assert np.isnan(test.p_value) and test.details["df"] == 0.0 and test.verdict.startswith("undefined")
     assert np.isnan(test.effect_size) and test.details["ece"] == pytest.approx(expected / n)  # measured, not judged
-    assert not decide_alert({estimate.TestKey("calibration", "1"): test}).alert
+    assert not decide_alert({TestKey("calibration", "1"): test}).alert
 
 
 def test_period_statistics_of_two_batches_merge_to_those_of_one_pass():
@@ -211,62 +203,3 @@ def test_an_unlabelled_period_alerts_on_an_estimated_drop_and_a_stable_one_does_
     real = _realised(_multiclass(y[keep], s[keep]))["balanced_accuracy"]
     lo, hi = (hard.metrics[f"{PREFIX}balanced_accuracy_ci_{b}"] for b in ("low", "high"))
     assert lo <= real <= hi  # covariate shift: the estimate follows the real drop
-
-
-def test_the_reference_map_is_fitted_once_per_reference_content():
-    from metrics_core import monitoring as mon
-    from metrics_core.monitoring import estimate
-
-    ref, cur = scored_rows(6_000, 0, "2023-12"), scored_rows(3_000, 1, "2024-01")
-    estimate._FITTED.clear()
-    first = mon.assess_period(ref, cur, task="multiclass", labels=LABELS)
-    (key, fitted), = estimate._FITTED.items()
-    again = mon.assess_period(ref, cur, task="multiclass", labels=LABELS)  # the remembered map: same values
-    assert list(estimate._FITTED) == [key] and estimate._FITTED[key] is fitted
-    assert again.metrics == pytest.approx(first.metrics, nan_ok=True)
-    fresh = estimate.fit_calibration_map(first.reference, n_boot=100, seed=0)
-    np.testing.assert_array_equal(fresh.cond, fitted.cond)
-    mon.assess_period(scored_rows(6_000, 7, "2023-12"), cur, task="multiclass", labels=LABELS)  # another reference
-    assert len(estimate._FITTED) == 2
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 60), st.floats(0, 1)), min_size=1, max_size=120), st.booleans())
-def test_each_isotonic_fit_equals_scipys_isotonic_regression_exactly(bins, float_rows):
-    """The bootstrap's fits call scipy's compiled PAVA step directly; the values must be those of the
-    public ``isotonic_regression`` bit for bit (empty bins interpolated, all nan without rows)."""
-    n = np.array([b[0] for b in bins], dtype=np.float64)
-    if float_rows:  # weighted rows: fractional counts
-        n = n * 0.37
-    pos = np.floor(n * np.array([b[1] for b in bins]))
-    keys = (np.arange(n.size) + 0.5) / n.size
-    got = estimate._isotonic_fitter(keys, n)(pos)
-    full = n > 0
-    if not full.any():
-        assert np.isnan(got).all() and got.shape == n.shape
-        return
-    fit = isotonic_regression(pos[full] / n[full], weights=n[full], increasing=True).x
-    assert np.array_equal(got, np.interp(keys, keys[full], fit))
-    assert np.array_equal(n[full], np.array([b[0] for b in bins], dtype=np.float64)[full] * (0.37 if float_rows else 1))
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(1, 4), st.integers(1, 3), st.integers(2, 30), st.integers(0, 2**31))
-def test_the_bootstraps_refits_equal_fresh_fits_replicate_after_replicate(k, s, b, seed):
-    """The per-(k, j) fits prepared once for the rows and reused for every replicate's positives give,
-    replicate after replicate, exactly the fits made afresh (a cell without rows: the fallback row)."""
-    rng = np.random.default_rng(seed)
-    n = rng.integers(0, 20, (k, s, b)).astype(np.float64) * (rng.random((k, s, b)) < 0.7)
-    n[0, 0] = 0.0  # one cell without rows
-    keys = (np.arange(b) + 0.5) / b
-    fallback = rng.random((s, b))
-    refit = estimate._conditional_fitter(keys, n, fallback)
-    for _ in range(3):
-        pos = rng.binomial(n.astype(np.int64), rng.random((k, s, b))).astype(np.float64)
-        want = np.empty(n.shape)
-        for i in range(k):
-            for j in range(s):
-                full = n[i, j] > 0
-                want[i, j] = fallback[j] if not full.any() else np.interp(
-                    keys, keys[full], isotonic_regression(pos[i, j][full] / n[i, j][full], weights=n[i, j][full]).x)
-        assert np.array_equal(refit(pos), want)

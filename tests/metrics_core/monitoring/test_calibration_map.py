@@ -1,0 +1,93 @@
+"""The reference's calibration map: each isotonic fit equals scipy's, the bootstrap's refits equal fresh fits,
+and one fit per reference window's content."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import isotonic_regression
+
+from flow_data import LABELS, scored_rows
+from metrics_core import monitoring as mon
+from metrics_core.monitoring import calibration_map
+from metrics_core.monitoring.period import Bins, update
+
+
+def test_each_bootstrap_replicate_is_the_map_refitted_on_redrawn_positives():
+    """``bootstrap_conditionals`` draws each replicate from the generator when asked: replicate r is the
+    per-predicted-class map refitted on the positives Binomial(rows, observed frequency) drawn r-th, after
+    whatever the caller drew in between (the estimate draws its counts from the same generator)."""
+    rng = np.random.default_rng(5)
+    y = (rng.random(4000) < 0.3).astype(int)
+    s = np.clip(0.3 + 0.4 * (y - 0.3) + 0.2 * rng.standard_normal(4000), 0, 1)
+    ref = update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), label_idx=y, scores=s[:, None])
+    cal_map = calibration_map.fit_calibration_map(ref, n_boot=0)
+    rng, got = np.random.default_rng(11), []
+    for cond in cal_map.bootstrap_conditionals(rng, 3):
+        got.append(cond)
+        rng.standard_normal(7)  # the caller's own draw between two replicates
+    assert len(got) == 3 and not np.array_equal(got[0], got[1])
+    draws = np.random.default_rng(11)
+    freq = np.divide(cal_map.pos, cal_map.n, out=np.zeros(cal_map.n.shape), where=cal_map.n > 0)
+    for cond in got:
+        pos = draws.binomial(np.rint(cal_map.n).astype(np.int64), freq).astype(np.float64)
+        draws.standard_normal(7)
+        np.testing.assert_array_equal(cond, cal_map.conditional(pos=pos))
+
+
+def test_the_reference_map_is_fitted_once_per_reference_content():
+    ref, cur = scored_rows(6_000, 0, "2023-12"), scored_rows(3_000, 1, "2024-01")
+    calibration_map._FITTED.clear()
+    first = mon.assess_period(ref, cur, task="multiclass", labels=LABELS)
+    (key, fitted), = calibration_map._FITTED.items()
+    again = mon.assess_period(ref, cur, task="multiclass", labels=LABELS)  # the remembered map: same values
+    assert list(calibration_map._FITTED) == [key] and calibration_map._FITTED[key] is fitted
+    assert again.metrics == pytest.approx(first.metrics, nan_ok=True)
+    fresh = calibration_map.fit_calibration_map(first.reference, n_boot=100, seed=0)
+    np.testing.assert_array_equal(fresh.cond, fitted.cond)
+    mon.assess_period(scored_rows(6_000, 7, "2023-12"), cur, task="multiclass", labels=LABELS)  # another reference
+    assert len(calibration_map._FITTED) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.floats(0, 1)), min_size=1, max_size=120), st.booleans())
+def test_each_isotonic_fit_equals_scipys_isotonic_regression_exactly(bins, float_rows):
+    """The bootstrap's fits call scipy's compiled PAVA step directly; the values must be those of the
+    public ``isotonic_regression`` bit for bit (empty bins interpolated, all nan without rows)."""
+    n = np.array([b[0] for b in bins], dtype=np.float64)
+    if float_rows:  # weighted rows: fractional counts
+        n = n * 0.37
+    pos = np.floor(n * np.array([b[1] for b in bins]))
+    keys = (np.arange(n.size) + 0.5) / n.size
+    got = calibration_map._isotonic_fitter(keys, n)(pos)
+    full = n > 0
+    if not full.any():
+        assert np.isnan(got).all() and got.shape == n.shape
+        return
+    fit = isotonic_regression(pos[full] / n[full], weights=n[full], increasing=True).x
+    assert np.array_equal(got, np.interp(keys, keys[full], fit))
+    assert np.array_equal(n[full], np.array([b[0] for b in bins], dtype=np.float64)[full] * (0.37 if float_rows else 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 3), st.integers(2, 30), st.integers(0, 2**31))
+def test_the_bootstraps_refits_equal_fresh_fits_replicate_after_replicate(k, s, b, seed):
+    """The per-(k, j) fits prepared once for the rows and reused for every replicate's positives give,
+    replicate after replicate, exactly the fits made afresh (a cell without rows: the fallback row)."""
+    rng = np.random.default_rng(seed)
+    n = rng.integers(0, 20, (k, s, b)).astype(np.float64) * (rng.random((k, s, b)) < 0.7)
+    n[0, 0] = 0.0  # one cell without rows
+    keys = (np.arange(b) + 0.5) / b
+    fallback = rng.random((s, b))
+    refit = calibration_map._conditional_fitter(keys, n, fallback)
+    for _ in range(3):
+        pos = rng.binomial(n.astype(np.int64), rng.random((k, s, b))).astype(np.float64)
+        want = np.empty(n.shape)
+        for i in range(k):
+            for j in range(s):
+                full = n[i, j] > 0
+                want[i, j] = fallback[j] if not full.any() else np.interp(
+                    keys, keys[full], isotonic_regression(pos[i, j][full] / n[i, j][full], weights=n[i, j][full]).x)
+        assert np.array_equal(refit(pos), want)
