@@ -23,7 +23,7 @@ from metrics_core.calibration import CalibrationCounts, calibration_metrics
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.monitoring.decision import MIN_EXPECTED, Headline
 from metrics_core.monitoring.period import PeriodStats
-from metrics_core.monitoring.tests import TestKey
+from metrics_core.monitoring.kinds import TestKey
 from metrics_core.significance import TestResult
 
 __all__ = ["CalibrationMap", "Estimate", "fit_calibration_map", "expected_confusion", "estimate_performance",
