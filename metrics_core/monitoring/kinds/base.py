@@ -77,9 +77,9 @@ class Metric:
 class PanelSpec:
     """A panel of the over-time plot: ``column`` drawn from the semantic metric ``metric`` times
     ``scale``; ``label`` in words; ``threshold`` the :class:`~metrics_core.monitoring.AlertPolicy`
-    field drawn as the practical threshold (times ``scale``) or ``threshold_column`` a column
-    holding one per period; ``extra`` further lines (column, metric, legend); ``band`` the (low,
-    high) metrics of an interval; ``position`` from the top. ``{headline}`` and ``{estimated}`` in
+    field drawn as the practical threshold (times ``scale``), or ``threshold_column`` a metric
+    holding one per period (drawn under its own name); ``extra`` further lines (column, metric,
+    legend); ``band`` the (low, high) metrics of an interval; ``position`` from the top. ``{headline}`` and ``{estimated}`` in
     a text stand for the headline metric and its label-lag estimate's key (:meth:`named`)."""
 
     position: int
