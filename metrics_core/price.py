@@ -1,18 +1,23 @@
-"""ONS Annex E: the price impact of classification errors and the bias they put into a price index."""
+"""ONS Annex E: the price impact of classification errors and the index bias, from rows or from binned statistics."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import polars as pl
 
 from metrics_core import drift
 from metrics_core._validate import check_lengths, to_labels, to_numpy
+from metrics_core.counts import ScoreCounts
 from metrics_core.errors import InputError, bad_rows
 from metrics_core.significance import correct
+
+if TYPE_CHECKING:
+    from metrics_core.monitoring.period import PeriodStats
 
 FORMULAS = ("jevons", "dutot", "carli")
 GROUPS = ("false_positive", "false_negative", "classified_positive")
@@ -290,3 +295,79 @@ def price_impact(y_true: Any, y_pred: Any, price: Any, *, base_price: Any = None
         .insert_column(7, pl.Series("ks_reject", reject))
     index = pl.DataFrame(idx) if idx else None
     return PriceImpact(distributions, index, formula, _figures(distributions, index))
+
+
+def binned_median(sc: ScoreCounts) -> float:
+    """Median of a binned distribution: the point of the bin holding the middle row (bin width
+    0.002 in log10 price by default, i.e. within 0.5 % of the exact median).
+
+    >>> binned_median(ScoreCounts(np.array([0.0, 1.0, 2.0]), np.array([1, 1, 3]), np.zeros(3, np.int64)))
+    2.0
+    """
+    cum = np.cumsum(sc.counts)
+    return float(sc.scores[int(np.searchsorted(cum, cum[-1] / 2.0, side="left"))])
+
+
+def price_impact_binned(stats: "PeriodStats", alpha: float = 0.05) -> pl.DataFrame | None:
+    """ONS Annex E from statistics: prices of each class's errors against its labelled positives.
+
+    The binned twin of :func:`metrics_core.price.price_impact` (same groups and columns, no index
+    bias: monitoring has no base-period prices). For class c: labelled positives L (label c),
+    false positives (predicted c, label not c), false negatives (label c, predicted not c) and
+    classified positives (predicted c), from ``stats.price_cells``. Each group is compared with L
+    by KS on the binned log prices and by its median price.
+
+    Parameters
+    ----------
+    stats : PeriodStats
+        Statistics of one period with per-cell price histograms (labels and prices present).
+    alpha : float
+        Level of the Benjamini-Hochberg adjustment of the KS p-values over the whole table.
+
+    Returns
+    -------
+    polars.DataFrame or None
+        One row per class and group: class, group, n, n_labelled, ks_statistic, ks_p_value,
+        ks_p_adjusted, median, labelled_median, median_difference. An empty group (or a class
+        without labelled rows) gives nan statistics and is left out of the adjustment. None
+        without per-cell price statistics (no labels, no prices, or more than
+        ``MAX_CELL_CLASSES`` classes).
+
+    Examples
+    --------
+    >>> from metrics_core.monitoring.period import Bins, update
+    >>> s = update("binary", np.array([0, 1]), Bins(), np.array([0, 1, 1]), label_idx=np.array([0, 1, 0]),
+    ...            price=np.array([1.0, 2.0, 3.0]))
+    >>> price_impact_binned(s).select("class", "group", "n").row(0)
+    ('0', 'false_positive', 0)
+    """
+    from metrics_core.monitoring.kinds import Job, run_jobs  # monitoring reads this module: imported when called
+    from metrics_core.monitoring.period import binned
+
+    cells = stats.price_cells
+    if cells is None:
+        return None
+    points = stats.bins.price_points()
+    rows, jobs = [], []
+    for c, name in enumerate(stats.class_names()):
+        labelled = cells[c].sum(axis=0)
+        groups = {"false_positive": cells[:, c].sum(axis=0) - cells[c, c], "false_negative": labelled - cells[c, c],
+                  "classified_positive": cells[:, c].sum(axis=0)}
+        ref = binned(points, labelled) if labelled.sum() else None
+        ref_median = 10 ** binned_median(ref) if ref is not None else math.nan
+        for group, counts in groups.items():
+            n = int(counts.sum())
+            row = {"class": name, "group": group, "n": n, "n_labelled": int(labelled.sum()), "ks_statistic": math.nan,
+                   "ks_p_value": math.nan, "median": math.nan, "labelled_median": float(ref_median),
+                   "median_difference": math.nan}
+            if n and ref is not None:
+                cur = binned(points, counts)
+                median = 10 ** binned_median(cur)
+                row.update(median=float(median), median_difference=float(median - ref_median))
+                jobs.append((row, Job(drift.ks, ref, cur)))
+            rows.append(row)
+    for (row, _), res in zip(jobs, run_jobs([job for _, job in jobs])):
+        row.update(ks_statistic=float(res.statistic), ks_p_value=float(res.p_value))
+    table = pl.DataFrame(rows)
+    adjusted = correct(table["ks_p_value"].to_numpy(), "bh", alpha).p_adjusted
+    return table.insert_column(6, pl.Series("ks_p_adjusted", adjusted))

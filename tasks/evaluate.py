@@ -275,7 +275,7 @@ def reference_drift(spec: RunSpec, plan: EvalPlan, preds: Predictions | None = N
                          price=price if ref.price_counts is not None else None, threshold=spec.threshold)
         if ref.score_counts is not None and cur.score_counts is None:
             ref = _scan(spec, plan.reference, sources.Layout(**{**plan.ref_layout.as_dict(), "scores": []}), bins)
-    return mon.decide_alert(mon.compare(ref, cur), spec.alerts).table
+    return mon.decide_alert(mon.run_tests(ref, cur), spec.alerts).table
 
 
 def _scan(spec, source, layout, bins):

@@ -12,7 +12,8 @@ from pathlib import Path
 import polars as pl
 from prefect import task
 
-from metrics_core.monitoring import AlertPolicy
+from metrics_core.monitoring import KINDS, AlertPolicy
+from metrics_core.monitoring.kinds import PanelSpec
 from metrics_core.monitoring.estimate import PREFIX as ESTIMATE_PREFIX
 from tasks import IO
 from tasks.alerts import alert_tags, logged_alert, reasons_from_tags
@@ -43,26 +44,32 @@ class Panel:
 
 
 def panels(policy: AlertPolicy, headline: str) -> list[Panel]:
-    """The watched quantities of the over-time plot, each with its threshold under ``policy``."""
-    return [
-        Panel("prevalence_change", "largest prevalence change,\npoints", policy.prevalence_change * 100,
-              ("prevalence_pred", "prevalence_label"), "predicted classes",
-              (("prevalence_change_label", "labelled classes"),)),
-        Panel("psi_class_mix_pred", "class-mix shift\n(PSI)", policy.psi, ("class_mix_pred", "class_mix_label"),
-              "predicted classes", (("psi_class_mix_label", "labelled classes"),)),
-        Panel("max_score_wasserstein", "largest score shift\n(Wasserstein, score units)", policy.score_shift,
-              ("score",), "largest over classes"),
-        Panel("price_change", "largest price change\nof a class, %", policy.price_change * 100,
-              ("price", "price_label", "price_false_positive", "price_false_negative"), "predicted classes",
-              (("price_change_label", "labelled classes"),)),
-        Panel("calibration_change", "largest calibration change\n(positives per row)",
-              getattr(policy, "calibration_change", None), ("calibration",), "largest over classes"),
-        Panel(headline, f"{headline}\n(headline metric)", f"{headline}_floor", ("headline",), "measured (labels)",
-              # the label-lag estimate: beside the measured value, and alone in months without labels
-              ((f"{headline}_estimated", "estimated from the scores (no labels needed)"),),
-              band=(f"{headline}_ci_low", f"{headline}_ci_high"), threshold_legend="floor: reference minus the "
-              "practical drop (alert: under it, test rejects)"),
-    ]
+    """The watched quantities of the over-time plot, each with its threshold under ``policy``: the
+    panels the registered test kinds declare (:attr:`metrics_core.monitoring.Kind.panel`), top to
+    bottom, each marking the alerts of the kinds that share it.
+
+    >>> [p.column for p in panels(AlertPolicy(), "f1")][::5], panels(AlertPolicy(psi=0.2), "f1")[1].threshold
+    (['prevalence_change', 'f1'], 0.2)
+    """
+    out = []
+    for spec in _panel_specs(headline):
+        threshold = spec.threshold_column if spec.threshold is None else getattr(policy, spec.threshold) * spec.scale
+        out.append(Panel(spec.column, spec.label, threshold, _panel_kinds(spec), spec.legend,
+                         tuple((column, legend) for column, _, legend in spec.extra), spec.band,
+                         spec.threshold_legend))
+    return out
+
+
+def _panel_specs(headline: str) -> list[PanelSpec]:
+    """The kinds' panels, one per column, top to bottom, named for ``headline``."""
+    specs = {k.panel.column: k.panel for k in KINDS.values() if k.panel is not None}
+    names = {"headline": headline, "estimated": f"{ESTIMATE_PREFIX}{headline}"}
+    return [s.named(**names) for s in sorted(specs.values(), key=lambda s: s.position)]
+
+
+def _panel_kinds(spec: PanelSpec) -> tuple[str, ...]:
+    """The kinds whose alerts a panel marks: those declaring it."""
+    return tuple(k.name for k in KINDS.values() if k.panel is not None and k.panel.position == spec.position)
 
 
 def over_time(history: History, period: str, metrics: dict, reasons, headline: str,
@@ -85,15 +92,13 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
     def col(key: str, scale: float = 1.0) -> list[float]:
         return [float(rows[p][0].get(key, math.nan)) * scale for p in periods]
 
-    frame = pl.DataFrame({
-        "period": periods, "prevalence_change": col("max_abs_prevalence_change_pred", 100),
-        "prevalence_change_label": col("max_abs_prevalence_change_label", 100),
-        "psi_class_mix_pred": col("psi_class_mix_pred"), "psi_class_mix_label": col("psi_class_mix_label"),
-        "max_score_wasserstein": col("max_score_wasserstein"), "price_change": col("max_abs_price_shift", 100),
-        "price_change_label": col("max_abs_price_shift_label", 100),
-        "calibration_change": col("max_calibration_change"),
-        **{headline + s: col(headline + s) for s in ("", "_ci_low", "_ci_high", "_floor")},
-        f"{headline}_estimated": col(f"{ESTIMATE_PREFIX}{headline}")})
+    columns = {"period": periods}
+    for spec in _panel_specs(headline):  # each panel's lines, interval and per-period threshold
+        for column, metric in ((spec.column, spec.metric), *((c, m) for c, m, _ in spec.extra)):
+            columns[column] = col(metric, spec.scale)
+        for column in (*(spec.band or ()), *([spec.threshold_column] if spec.threshold_column else [])):
+            columns[column] = col(column)
+    frame = pl.DataFrame(columns)
     shown = [p for p in panels(policy, headline)
              if any(math.isfinite(v) for c in (p.column, *(e for e, _ in p.extra)) for v in frame[c])]
     alerts: dict[str, list[str]] = {p.column: [] for p in shown}

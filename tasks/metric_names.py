@@ -1,5 +1,8 @@
 """MLflow names of a monitored period's metrics: numbered chart sections, headline and alert first, p-values last.
 
+The sections and the names of the test kinds' metrics are declared by the kinds' registry entries
+(:data:`metrics_core.monitoring.KINDS`); this module adds the period's own metrics and the rules.
+
 The MLflow UI groups a run's charts by the text before the last "/" of a metric key and shows the
 sections in sorted order (then the unprefixed "Model metrics" section). The period result keeps its
 semantic keys (``alert``, ``perf/f1_macro``, ``p_adj/<test>``); only the logged keys are renamed, at
@@ -8,46 +11,43 @@ logging time (:func:`mlflow_metrics`), and read back with :func:`semantic_metric
 
 from __future__ import annotations
 
-#: Chart sections in the order the UI shows them (digits sort before letters).
-HEADLINE, PREVALENCE, PERFORMANCE, SCORES, PRICES, COUNTS, OTHER = (
-    "1 headline and alert", "2 prevalence", "3 performance", "4 scores", "5 prices", "6 counts", "7 other")
+from metrics_core.monitoring.kinds import COUNTS, HEADLINE, KINDS, OTHER, PERFORMANCE
+
 #: Kept as they are: E's estimated performance (``estimated/<key>``) and the adjusted p-values,
 #: whose lowercase prefixes sort after every numbered section, so p-values come last.
 KEPT = ("estimated/",)
 P_VALUES = "p-values adjusted"
 
-FIXED = {
+#: The period's own metrics (the test kinds' come from their registry entries).
+_PERIOD = {
     "alert": f"{HEADLINE}/alert",
     "n_alert_reasons": f"{HEADLINE}/alert reasons",
-    "new_class_rows": f"{HEADLINE}/rows of new classes",
-    "max_abs_prevalence_change_pred": f"{PREVALENCE}/largest change predicted",
-    "max_abs_prevalence_change_label": f"{PREVALENCE}/largest change labelled",
-    "psi_class_mix_pred": f"{PREVALENCE}/class-mix PSI predicted",
-    "psi_class_mix_label": f"{PREVALENCE}/class-mix PSI labelled",
-    "max_score_wasserstein": f"{SCORES}/largest shift Wasserstein",
-    "max_abs_price_shift": f"{PRICES}/largest relative shift",
-    "max_abs_price_shift_label": f"{PRICES}/largest relative shift labelled",
-    "max_abs_price_shift_cells": f"{PRICES}/largest relative shift misclassified",
-    "max_calibration_change": f"{SCORES}/largest calibration change",
     "n_rows": f"{COUNTS}/rows",
     "n_rows_reference": f"{COUNTS}/rows in reference",
     "n_tests": f"{COUNTS}/tests",
 }
-PREFIXES = (
-    ("prevalence_pred/", f"{PREVALENCE}/predicted "),
-    ("prevalence_label/", f"{PREVALENCE}/labelled "),
-    ("perf/", f"{PERFORMANCE}/"),
-    ("score_wasserstein/", f"{SCORES}/Wasserstein "),
-    ("score_psi/", f"{SCORES}/PSI "),
-    ("price_median/", f"{PRICES}/median "),
-    ("price_shift/", f"{PRICES}/relative shift "),
-    ("price_label_shift/", f"{PRICES}/relative shift labelled "),
-    ("price_false_positive_shift/", f"{PRICES}/relative shift false positives "),
-    ("price_false_negative_shift/", f"{PRICES}/relative shift false negatives "),
-    ("calibration_change/", f"{SCORES}/calibration change "),
-    ("p_adj/", f"{P_VALUES}/"),
-)
-_BACK = {v: k for k, v in FIXED.items()}
+_PERIOD_PREFIXES = (("perf/", f"{PERFORMANCE}/"), ("p_adj/", f"{P_VALUES}/"))
+
+
+def fixed() -> dict[str, str]:
+    """Semantic key -> logged name of the metrics logged once a period: the period's own and
+    those the registered test kinds declare (:attr:`metrics_core.monitoring.Kind.logged`)."""
+    kinds = {m.key: m.name for kind in KINDS.values() for m in kind.logged if not m.per_class}
+    return {**_PERIOD, **kinds}
+
+
+def prefixes() -> tuple[tuple[str, str], ...]:
+    """(semantic prefix, logged prefix) of the metrics logged once per class or per metric."""
+    kinds = tuple((m.key, m.name) for kind in KINDS.values() for m in kind.logged if m.per_class)
+    return (*dict.fromkeys(kinds), *_PERIOD_PREFIXES)
+
+
+def series_keys() -> tuple[str, ...]:
+    """Semantic keys (or prefixes) of the parent run's time series, besides the headline metric's:
+    the row counts, the alert, and what the test kinds mark as series."""
+    return ("n_rows", "alert", *dict.fromkeys(m.key for kind in KINDS.values() for m in kind.logged if m.series))
+
+
 HEADLINE_SUFFIXES = ("", "_ci_low", "_ci_high", "_floor", "_reference")
 
 
@@ -59,13 +59,14 @@ def mlflow_key(key: str, headline: str | None = None) -> str:
     >>> mlflow_key("estimated/f1_macro"), mlflow_key("calibration/ece"), mlflow_key("ece")
     ('estimated/f1_macro', '8 calibration/ece', '7 other/ece')
     """
-    if key in FIXED:
-        return FIXED[key]
+    names = fixed()
+    if key in names:
+        return names[key]
     if headline and key in {headline + s for s in HEADLINE_SUFFIXES}:
         return f"{HEADLINE}/{key}"
     if key.startswith(KEPT):
         return key
-    for semantic, logged in PREFIXES:
+    for semantic, logged in prefixes():
         if key.startswith(semantic):
             return logged + key[len(semantic):].replace("/", "_")
     return f"8 {key}" if "/" in key else f"{OTHER}/{key}"
@@ -78,9 +79,10 @@ def semantic_key(name: str) -> str:
     >>> [semantic_key(mlflow_key(k, "f1")) for k in ("alert", "f1_floor", "perf/f1", "ece", "a/b", "n_rows")]
     ['alert', 'f1_floor', 'perf/f1', 'ece', 'a/b', 'n_rows']
     """
-    if name in _BACK:
-        return _BACK[name]
-    for semantic, logged in sorted(PREFIXES, key=lambda pair: -len(pair[1])):  # "shift labelled " before "shift "
+    back = {v: k for k, v in fixed().items()}
+    if name in back:
+        return back[name]
+    for semantic, logged in sorted(prefixes(), key=lambda pair: -len(pair[1])):  # "shift labelled " before "shift "
         if name.startswith(logged):
             return semantic + name[len(logged):]
     for section in (HEADLINE, OTHER):

@@ -15,16 +15,12 @@ from tasks import IO
 from tasks.alerts import logged_alert, reasons_from_tags, verdict
 from tasks.config import sources
 from tasks.config.spec import RunSpec, fingerprint
-from tasks.metric_names import semantic_metrics
+from tasks.metric_names import semantic_metrics, series_keys
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
 __all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
            "Logged", "bins_of", "labels_arrived", "monitoring_history", "plan_period", "scan_source_stats",
            "assess_against_reference", "open_store"]
-
-#: Metrics of a period that make up the parent's time series (key prefixes; plus the headline metric).
-SERIES = ("n_rows", "alert", "max_", "psi_class_mix", "prevalence_pred/", "prevalence_label/")
-
 
 def bins_of(spec: RunSpec) -> mon.Bins:
     """The fixed bins of the spec's ``monitor`` settings."""
@@ -271,5 +267,5 @@ def assess_against_reference(spec: RunSpec, reference: mon.PeriodStats, current:
     a = mon.assess_stats(reference, current, spec.alerts, headline_metric=spec.headline_metric,
                          report_options=spec.report_options())
     metrics = {safe_key(k): v for k, v in a.metrics.items()}
-    series = {k: v for k, v in metrics.items() if k.startswith((*SERIES, a.headline_metric))}
+    series = {k: v for k, v in metrics.items() if k.startswith((*series_keys(), a.headline_metric))}
     return Assessment(a, metrics, series)

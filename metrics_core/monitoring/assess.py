@@ -19,7 +19,8 @@ from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_ale
 from metrics_core.monitoring.period import Bins, PeriodStats
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
-from metrics_core.monitoring.tests import TestKey, compare, price_impact_binned
+from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
+from metrics_core.price import price_impact_binned
 from metrics_core.significance import TestResult
 
 __all__ = ["PeriodAssessment", "assess_period", "assess_stats"]
@@ -35,7 +36,7 @@ class PeriodAssessment:
         The alert, its typed reasons, the table of tests (p-values corrected together) and the
         headline check.
     tests : dict of TestKey to TestResult
-        The monitoring tests (:func:`~metrics_core.monitoring.tests.compare`).
+        The monitoring tests (:func:`~metrics_core.monitoring.kinds.run_tests`).
     headline : Headline or None
         The headline metric of the period and of the reference (None without labels).
     metrics : dict of str to float
@@ -120,31 +121,20 @@ def _headline_metrics(metric: str, headline: Headline | None, decision: Alert) -
 
 
 def _test_metrics(tests: Mapping[TestKey, TestResult]) -> dict:
-    """Per test: the watched value (prevalence, PSI, score shift, median price and its shift)."""
+    """Per test: the watched values its kind logs (prevalence, PSI, score shift, median price and its
+    shift, ...); per summary metric of the kinds (``worst``), the largest finite |effect| of their
+    tests (nan without one)."""
     out = {}
     for key, t in tests.items():
-        if key.kind.startswith("prevalence"):
-            out[f"{key.kind}/{key.cls}"] = t.details["p_current"]
-        elif key.kind.startswith("class_mix"):
-            out[f"psi_{key.kind}"] = t.effect_size
-        elif key.kind == "score":
-            out[f"score_wasserstein/{key.cls}"] = t.effect_size
-            out[f"score_psi/{key.cls}"] = t.details["psi"]
-        elif key.kind == "price":
-            out[f"price_median/{key.cls}"] = t.details["median_current"]
-            out[f"price_shift/{key.cls}"] = t.effect_size
-        elif key.kind.startswith("price_"):  # per labelled class and Annex E cell
-            out[f"{key.kind}_shift/{key.cls}"] = t.effect_size
-
-    def worst(*kinds: str) -> float:
+        if KINDS[key.kind].metrics is not None:
+            out.update(KINDS[key.kind].metrics(key, t))
+    summaries: dict[str, set[str]] = {}
+    for kind in KINDS.values():
+        if kind.worst is not None:
+            summaries.setdefault(kind.worst, set()).add(kind.name)
+    for name, kinds in summaries.items():
         vals = [abs(t.effect_size) for k, t in tests.items() if k.kind in kinds and np.isfinite(t.effect_size)]
-        return max(vals) if vals else float("nan")
-
-    out.update({"max_abs_prevalence_change_pred": worst("prevalence_pred"),
-                "max_abs_prevalence_change_label": worst("prevalence_label"),
-                "max_score_wasserstein": worst("score"), "max_abs_price_shift": worst("price"),
-                "max_abs_price_shift_label": worst("price_label"),
-                "max_abs_price_shift_cells": worst("price_false_positive", "price_false_negative")})
+        out[name] = max(vals) if vals else float("nan")
     return out
 
 
@@ -199,7 +189,7 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     """
     p = AlertPolicy.of(policy)
     options = {"level": p.level, **dict(report_options or {})}
-    tests = compare(reference, current)
+    tests = run_tests(reference, current)
     metric = headline_metric or DEFAULT_HEADLINE
     cur_report = _report(current, options)
     headline = _headline(reference, current, metric, _report(reference, options), cur_report)

@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 from metrics_core import drift
 from metrics_core.monitoring.policy import AlertPolicy
-from metrics_core.monitoring.tests import TestKey
+from metrics_core.monitoring.kinds import KINDS, TestKey
 from metrics_core.significance import TestResult
 from metrics_core.significance.proportions import z_critical
 
@@ -133,35 +133,11 @@ class Reason:
         return self.key.kind
 
     def _parts(self) -> tuple[str, str]:
-        """The sentence and its parenthesis (details and the corrected p-value; empty for the headline)."""
-        k, cls = self.key, self.key.cls
+        """The sentence and its parenthesis (details and the corrected p-value), as the kind's entry
+        of the registry renders them."""
         # 0 means the p-value fell below what a double holds (e.g. a z-test at z > 38), not an exact 0
         tail = "p_adj<1e-300" if self.p_adjusted == 0 else f"p_adj={self.p_adjusted:.2g}"
-        if k.kind == "new_class":
-            return f"class {cls!r} appeared: {int(self.current):,} rows ({self.effect:.1%} of the period)", ""
-        if k.kind.startswith("prevalence"):
-            verb = "rose" if self.current > self.reference else "fell"
-            return (f"prevalence of {cls!r} ({k.source}) {verb} from {self.reference:.1%} to {self.current:.1%}",
-                    f"{(self.current - self.reference) * 100:+.1f} points, threshold {self.threshold * 100:g}; {tail}")
-        if k.kind.startswith("class_mix"):
-            return f"class distribution ({k.source}) shifted: PSI {self.effect:.3f} >= {self.threshold:g}", tail
-        if k.kind == "score":
-            return (f"scores of {cls!r} shifted: mean {self.reference:.3f} -> {self.current:.3f}, Wasserstein "
-                    f"{self.effect:.3f} >= {self.threshold:g}", tail)
-        if k.kind.startswith("price"):
-            verb = "rose" if self.effect > 0 else "fell"
-            rows = {"price": "", "price_label": " (labelled rows)", "price_false_positive": " false positives",
-                    "price_false_negative": " false negatives"}[k.kind]
-            return (f"prices of {cls!r}{rows} {verb} {abs(self.effect):.1%}",
-                    f"median {self.reference:.2f} -> {self.current:.2f}, threshold {self.threshold:.0%}; {tail}")
-        if k.kind == "calibration":
-            return (f"calibration of {cls!r} changed: {self.effect:.3f} >= {self.threshold:g} (observed vs expected "
-                    f"by the reference's calibration)", f"rate {self.reference:.3f} expected, {self.current:.3f} "
-                    f"observed; {tail}")
-        if self.threshold > 0:
-            return (f"{cls} fell {self.effect:.3f} below the reference {self.reference:.3f} (now {self.current:.3f})",
-                    f"threshold {self.threshold:.3g}; {tail}")
-        return f"{cls} {self.current:.3f} is under the floor {self.reference:.3f}", tail
+        return KINDS[self.key.kind].render(self, tail)
 
     @property
     def text(self) -> str:
@@ -369,11 +345,9 @@ def headline_check(metric: str, value: float | None, interval: tuple[float, floa
 
 
 def _test_reason(key: TestKey, row: dict, test: TestResult) -> Reason:
+    """The reason of a test that alerts: its table row and the values its sentence shows (``Kind.before_after``)."""
     d = test.details
-    before, after = {"prevalence": ("p_reference", "p_current"), "score": ("mean_reference", "mean_current"),
-                     "price": ("median_reference", "median_current"),
-                     "headline": ("reference", "value"),
-                     "calibration": ("rate_expected", "rate_current")}.get(key.kind.partition("_")[0], ("", ""))
+    before, after = KINDS[key.kind].before_after
     return Reason(key, row["effect_size"], row["threshold"], row["p_adjusted"], d.get(before, NAN), d.get(after, NAN))
 
 
@@ -407,7 +381,7 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     Parameters
     ----------
     tests : mapping of TestKey to TestResult
-        The period's tests (:func:`~metrics_core.monitoring.tests.compare`); may be empty.
+        The period's tests (:func:`~metrics_core.monitoring.kinds.run_tests`); may be empty.
     policy : AlertPolicy, mapping or object, optional
         The thresholds (:meth:`AlertPolicy.of`: missing fields take the defaults).
     headline : Headline, optional

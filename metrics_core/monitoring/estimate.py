@@ -14,7 +14,7 @@ from metrics_core.monitoring.calibration_map import (CalibrationMap, cached_cali
                                                      coarsen, fit_calibration_map)
 from metrics_core.monitoring.decision import MIN_EXPECTED, Headline
 from metrics_core.monitoring.period import PeriodStats
-from metrics_core.monitoring.tests import TestKey
+from metrics_core.monitoring.kinds import TestKey
 from metrics_core.significance import TestResult
 
 __all__ = ["Estimate", "expected_confusion", "estimate_performance", "estimate_period", "calibration_change",

@@ -175,7 +175,7 @@ class PeriodStats:
     price_cells : numpy.ndarray of int64, shape (K, K, n_price_bins + 2), optional
         Log10 price histogram of every confusion cell (label, predicted) when labels and prices
         exist and K <= ``MAX_CELL_CLASSES``: the input of the ONS Annex E price impact
-        (:func:`~metrics_core.monitoring.tests.price_impact_binned`).
+        (:func:`~metrics_core.price.price_impact_binned`).
     calibration : CalibrationSet, optional
         Calibration statistics (:mod:`metrics_core.calibration`) on the score bins, one target
         per score column (and the top label, multiclass), when labels and scores exist and the

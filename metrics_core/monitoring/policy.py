@@ -1,28 +1,82 @@
-"""The alert policy: when a monitored period raises a retraining alert, with every default once."""
+"""The alert policy: when a monitored period raises a retraining alert, each field (default, bounds, meaning) once."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, field
 from difflib import get_close_matches
 from typing import Any, Mapping
 
 from metrics_core.contract import near_misses
 from metrics_core.errors import InputError
+from metrics_core.monitoring.kinds import KINDS
 
-__all__ = ["AlertPolicy", "POLICY", "KINDS", "DEFAULT_HEADLINE"]
+__all__ = ["AlertPolicy", "POLICY", "POLICY_FIELDS", "PolicyField", "DEFAULT_HEADLINE"]
 
 #: The metric watched against the floor when a run spec names none (monitoring and the label-based
 #: checks of an evaluation): robust to class imbalance, defined on labels alone.
 DEFAULT_HEADLINE = "balanced_accuracy"
 
-#: Kind of a monitoring test -> the policy field holding its practical threshold.
-KINDS = {"prevalence_label": "prevalence_change", "prevalence_pred": "prevalence_change",
-         "class_mix_label": "psi", "class_mix_pred": "psi", "score": "score_shift", "price": "price_change",
-         "price_label": "price_change", "price_false_positive": "price_change",
-         "price_false_negative": "price_change",
-         "calibration": "calibration_change"}
+#: The bounds a policy field may declare, with pydantic's names (the run spec builds its model from them).
+_BOUNDS = {"gt": (operator.gt, "greater than"), "ge": (operator.ge, "greater than or equal to"),
+           "lt": (operator.lt, "less than"), "le": (operator.le, "less than or equal to")}
+
+
+def _field(default: Any, doc: str, *, choices: tuple[str, ...] | None = None, **bounds: float) -> Any:
+    """A policy field: its default, its one-line meaning, its bounds (``gt``, ``ge``, ``lt``,
+    ``le``) or its allowed values; the dataclass and the run spec's model both read these."""
+    return field(default=default, metadata={"doc": doc, "bounds": bounds, "choices": choices})
+
+
+@dataclass(frozen=True)
+class PolicyField:
+    """One field of :class:`AlertPolicy` as the run spec's model is built from it: ``name``,
+    ``default``, ``bounds`` (pydantic's ``gt``/``ge``/``lt``/``le``), ``choices`` (the allowed
+    texts, None for a number), ``doc`` (one line) and ``optional`` (None allowed)."""
+
+    name: str
+    default: Any
+    bounds: dict
+    choices: tuple[str, ...] | None
+    doc: str
+
+    @property
+    def optional(self) -> bool:
+        return self.default is None
+
+    def check(self, value: Any) -> Any:
+        """``value`` as the policy holds it (a float, or one of ``choices``); an :class:`InputError`
+        that names the field and the bound when it is out of bounds, as the run spec rejects it.
+
+        >>> level = next(f for f in POLICY_FIELDS if f.name == "level")
+        >>> level.check("0.9")
+        0.9
+        >>> level.check(95)
+        Traceback (most recent call last):
+        ...
+        metrics_core.errors.InputError: alert policy: field 'level' must be less than 1 (got 95); ...
+        """
+        if value is None and self.optional:
+            return None
+        if self.choices is not None:
+            if value not in self.choices:
+                allowed = ", ".join(map(repr, self.choices))
+                raise InputError(f"alert policy: field {self.name!r} must be one of {allowed} (got {value!r}); "
+                                 f"{self.doc}")
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"alert policy: field {self.name!r} must be a number (got {value!r:.80}); "
+                             f"{self.doc}") from None
+        for bound, limit in self.bounds.items():
+            holds, words = _BOUNDS[bound]
+            if not holds(number, limit):  # nan holds no bound
+                raise InputError(f"alert policy: field {self.name!r} must be {words} {limit:g} (got {value!r:.80}); "
+                                 f"{self.doc}")
+        return number
 
 
 @dataclass(frozen=True)
@@ -78,16 +132,25 @@ class AlertPolicy:
     (0.2, 0.05, 0.2, 0.85)
     """
 
-    alpha: float = 0.05
-    correction: str = "bh"
-    prevalence_change: float = 0.02
-    psi: float = 0.1
-    score_shift: float = 0.02
-    calibration_change: float = 0.05
-    price_change: float = 0.10
-    metric_drop: float = 0.05
-    metric_floor: float | None = None
-    level: float = 0.95
+    alpha: float = _field(0.05, "family-wise level of the period's tests after correction.", gt=0, lt=1)
+    correction: str = _field("bh", "multiple-testing correction over all tests of one period.",
+                             choices=("bh", "holm", "bonferroni"))
+    prevalence_change: float = _field(0.02, "absolute change of a class's prevalence (labels or predictions).",
+                                      gt=0, lt=1)
+    psi: float = _field(0.1, "PSI of the whole class distribution (3+ classes).", gt=0)
+    score_shift: float = _field(0.02, "Wasserstein-1 shift of a class's scores, in score units.", gt=0, lt=1)
+    calibration_change: float = _field(0.05, "calibration error of a labelled period against the reference's "
+                                       "calibration map.", gt=0, lt=1)
+    price_change: float = _field(0.10, "relative price shift of a class (10**W - 1, W of log10 prices).", gt=0)
+    metric_drop: float = _field(0.05, "drop of the headline metric against the reference.", ge=0)
+    metric_floor: float | None = _field(None, "absolute floor of the headline metric; None = reference value minus "
+                                        "metric_drop.")
+    level: float = _field(0.95, "confidence level of the headline metric's interval.", gt=0, lt=1)
+
+    def __post_init__(self) -> None:
+        # the notebook's policy accepts what the run spec's model accepts, no more
+        for f in POLICY_FIELDS:
+            object.__setattr__(self, f.name, f.check(getattr(self, f.name)))
 
     @classmethod
     def of(cls, policy: Any = None) -> "AlertPolicy":
@@ -114,8 +177,17 @@ class AlertPolicy:
         return cls(**{k: v for k, v in given.items() if v is not None})
 
     def threshold(self, kind: str) -> float:
-        """The practical threshold of a test kind (:data:`KINDS`)."""
-        return float(getattr(self, KINDS[kind]))
+        """The practical threshold of a test kind: the policy field its entry of the registry
+        (:data:`metrics_core.monitoring.kinds.KINDS`) names.
+
+        >>> POLICY.threshold("price_false_negative"), POLICY.threshold("headline")
+        (0.1, 0.05)
+        """
+        entry = KINDS.get(kind)
+        if entry is None or entry.policy_field is None:
+            raise InputError(f"alert policy: test kind {kind!r} has no practical threshold; the kinds with one are "
+                             f"{sorted(k for k, e in KINDS.items() if e.policy_field)}.")
+        return float(getattr(self, entry.policy_field))
 
     def floor(self, reference: float | None) -> float | None:
         """The headline floor: ``metric_floor``, else ``reference - metric_drop``; None when
@@ -126,6 +198,10 @@ class AlertPolicy:
             return None
         return float(reference) - self.metric_drop
 
+
+#: The fields of the policy, each declared once above: the run spec's ``alerts`` model is built from them.
+POLICY_FIELDS = tuple(PolicyField(f.name, f.default, dict(f.metadata["bounds"]), f.metadata["choices"],
+                                  f.metadata["doc"]) for f in dataclasses.fields(AlertPolicy))
 
 #: The default policy.
 POLICY = AlertPolicy()

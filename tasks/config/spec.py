@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, create_model, field_validator
 
 from metrics_core.errors import InputError
-from metrics_core.monitoring.policy import POLICY as _POLICY
+from metrics_core.monitoring.policy import POLICY_FIELDS
 
 
 def default_tracking_uri() -> str:
@@ -101,26 +101,22 @@ class ColumnMap(_Model):
                                 "used to run a model and for leakage/representativeness checks.")
 
 
-class AlertPolicy(_Model):
-    """When a period raises a retraining alert: the run spec's ``alerts`` section.
+def _policy_model() -> type[_Model]:
+    """The run spec's ``alerts`` section, built from the fields of
+    :class:`metrics_core.monitoring.AlertPolicy` (:data:`~metrics_core.monitoring.POLICY_FIELDS`):
+    each default, bound, allowed value and description is declared once, there."""
+    fields: dict[str, Any] = {}
+    for f in POLICY_FIELDS:
+        kind: Any = Literal[f.choices] if f.choices else (float | None if f.optional else float)
+        fields[f.name] = (kind, Field(f.default, description=f.doc[:1].upper() + f.doc[1:], **f.bounds))
+    doc = ("When a period raises a retraining alert: the run spec's ``alerts`` section.\n\n"
+           "The fields, defaults, bounds and the reasoning behind each number are those of\n"
+           ":class:`metrics_core.monitoring.AlertPolicy`; this model validates a spec's values as it does.")
+    return create_model("AlertPolicy", __base__=_Model, __doc__=doc, __module__=__name__, **fields)
 
-    The defaults and the reasoning behind each number are those of
-    :class:`metrics_core.monitoring.AlertPolicy` (read from it here, so each default exists once);
-    this model adds the validation of a spec's values.
-    """
 
-    alpha: float = Field(_POLICY.alpha, gt=0, lt=1, description="Family-wise level of the period's tests after "
-                         "correction.")
-    correction: Literal["bh", "holm", "bonferroni"] = Field(_POLICY.correction, description="Multiple-testing "
-                                                            "correction over all tests of one period.")
-    prevalence_change: float = Field(_POLICY.prevalence_change, gt=0, lt=1)
-    psi: float = Field(_POLICY.psi, gt=0)
-    score_shift: float = Field(_POLICY.score_shift, gt=0, lt=1)
-    price_change: float = Field(_POLICY.price_change, gt=0)
-    metric_floor: float | None = Field(_POLICY.metric_floor, description="Absolute floor of the headline metric; "
-                                       "None = reference value minus metric_drop.")
-    metric_drop: float = Field(_POLICY.metric_drop, ge=0)
-    level: float = Field(_POLICY.level, gt=0, lt=1, description="Confidence level of the headline metric's interval.")
+#: The run spec's ``alerts`` section (a pydantic model built from the policy's declared fields).
+AlertPolicy = _policy_model()
 
 
 class MlflowSettings(_Model):
@@ -407,7 +403,9 @@ alerts:
   prevalence_change: 0.02       # absolute, any class
   psi: 0.1                      # whole class distribution
   score_shift: 0.02             # Wasserstein-1 of a class's scores
+  calibration_change: 0.05      # calibration error against the reference's calibration map
   price_change: 0.10            # relative price shift of a class
   metric_floor: null            # null = reference headline minus metric_drop
   metric_drop: 0.05
+  level: 0.95                   # confidence level of the headline metric's interval
 """

@@ -10,7 +10,7 @@ from statsmodels.stats.multitest import multipletests
 
 from metrics_core.checks.stability import class_counts, prevalence_stability, price_shift_test, price_stability
 from metrics_core.errors import InputError
-from metrics_core.monitoring import POLICY, Bins, compare, decide_alert, update
+from metrics_core.monitoring import POLICY, Bins, decide_alert, run_tests, update
 
 LABELS = np.array(["a", "b", "c"])
 
@@ -21,7 +21,7 @@ def _period(pred_idx: np.ndarray, price: np.ndarray | None = None):
 
 def _monitored(ref_idx, cur_idx, ref_price=None, cur_price=None):
     """The monitoring decision of one period (predictions, and prices per predicted class when given)."""
-    return decide_alert(compare(_period(ref_idx, ref_price), _period(cur_idx, cur_price)))
+    return decide_alert(run_tests(_period(ref_idx, ref_price), _period(cur_idx, cur_price)))
 
 
 # ---------------------------------------------------------------- prices
@@ -126,7 +126,7 @@ def test_prevalence_stability_agrees_with_monitoring(task, labels, reference, cu
     rng = np.random.default_rng(4)
     n = 5_000
     (ref_y, ref_p), (cur_y, cur_p) = _rows(rng, n, labels, *reference), _rows(rng, n, labels, *current)
-    alert = decide_alert(compare(update(task, labels, Bins(score_bins=10), ref_p, label_idx=ref_y),
+    alert = decide_alert(run_tests(update(task, labels, Bins(score_bins=10), ref_p, label_idx=ref_y),
                                  update(task, labels, Bins(score_bins=10), cur_p, label_idx=cur_y)))
     monitored = {r["name"]: r for r in alert.table.iter_rows(named=True)}
     rows = pl.DataFrame({"period": [0] * n + [1] * n, "label": labels[np.concatenate([ref_y, cur_y])],

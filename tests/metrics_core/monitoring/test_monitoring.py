@@ -90,11 +90,11 @@ def test_binned_tests_agree_with_scipy_on_rows():
     y2, pred2, s2, price2 = period_arrays(20_000, 6, score_shift=(1, 0.01))
     a = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, scores=s, price=price)
     b = mon.update("multiclass", LABELS, mon.Bins(), pred2, label_idx=y2, scores=s2, price=price2)
-    t = mon.compare(a, b)[mon.TestKey("score", "c1")]
+    t = mon.run_tests(a, b)[mon.TestKey("score", "c1")]
     exact_w1 = stats.wasserstein_distance(s[:, 1], s2[:, 1])
     assert t.effect_size == pytest.approx(exact_w1, abs=1e-3)  # bin width 0.001
     assert t.details["ks_d"] == pytest.approx(stats.ks_2samp(s[:, 1], s2[:, 1]).statistic, abs=0.01)
-    z = mon.compare(a, b)[mon.TestKey("prevalence_label", "c3")]
+    z = mon.run_tests(a, b)[mon.TestKey("prevalence_label", "c3")]
     ref = drift.two_proportion_z(int((y == 3).sum()), y.size, int((y2 == 3).sum()), y2.size)
     assert z.p_value == pytest.approx(ref.p_value, rel=1e-6, abs=0) and z.effect_size == pytest.approx(ref.effect_size)
 
@@ -103,7 +103,7 @@ def test_binned_tests_agree_with_scipy_on_rows():
 def test_long_stable_histories_of_large_periods_rarely_alarm(reference):
     """Twelve stable periods of 200,000 rows, three independent histories: at most one alarm in twelve."""
     for history in range(3):
-        alarms = [mon.decide_alert(mon.compare(reference, period_stats(200_000, 1000 * history + t))).alert
+        alarms = [mon.decide_alert(mon.run_tests(reference, period_stats(200_000, 1000 * history + t))).alert
                   for t in range(12)]
         assert sum(alarms) <= 1, (history, alarms)
 
@@ -115,7 +115,7 @@ def test_long_stable_histories_of_large_periods_rarely_alarm(reference):
     ({"price_rise": (2, 0.15)}, "price:c2"),
 ])
 def test_constructed_shifts_alert(reference, seed, shift, kind):
-    decision = mon.decide_alert(mon.compare(reference, period_stats(200_000, 50 + seed, **shift)))
+    decision = mon.decide_alert(mon.run_tests(reference, period_stats(200_000, 50 + seed, **shift)))
     assert decision.alert
     flagged = decision.table.filter(pl.col("drift").fill_null(False))["name"].to_list()
     assert kind in flagged
@@ -124,7 +124,7 @@ def test_constructed_shifts_alert(reference, seed, shift, kind):
 @pytest.mark.parametrize("seed", range(3))
 def test_small_wobble_does_not_alert(reference, seed):
     current = period_stats(200_000, 70 + seed, prevalence=(0, 0.003))
-    decision = mon.decide_alert(mon.compare(reference, current))
+    decision = mon.decide_alert(mon.run_tests(reference, current))
     assert not decision.alert, decision.reasons
 
 
@@ -149,7 +149,7 @@ def test_effect_without_rejection_does_not_alert():
     """Small periods: a 3-point change of a small class passes the threshold but the test cannot reject."""
     ref = period_stats(300, 1)
     cur = period_stats(300, 2, prevalence=(6, 0.03))
-    decision = mon.decide_alert(mon.compare(ref, cur))
+    decision = mon.decide_alert(mon.run_tests(ref, cur))
     row = decision.table.filter(pl.col("name") == "prevalence_label:c6").row(0, named=True)
     assert abs(row["effect_size"]) >= 0.02 or row["p_adjusted"] > 0.05
     assert not row["drift"]
@@ -157,10 +157,10 @@ def test_effect_without_rejection_does_not_alert():
 
 def test_policy_thresholds_and_correction_are_used(reference):
     current = period_stats(200_000, 9, prevalence=(3, 0.05))
-    strict = mon.decide_alert(mon.compare(reference, current), {"prevalence_change": 0.2, "psi": 5.0,
+    strict = mon.decide_alert(mon.run_tests(reference, current), {"prevalence_change": 0.2, "psi": 5.0,
                                                                  "score_shift": 0.5})
     assert not strict.alert
-    table = mon.decide_alert(mon.compare(reference, current), {"correction": "bonferroni"}).table
+    table = mon.decide_alert(mon.run_tests(reference, current), {"correction": "bonferroni"}).table
     p, p_adj = table["p_value"].to_numpy(), table["p_adjusted"].to_numpy()
     np.testing.assert_allclose(p_adj, np.minimum(p * len(p), 1.0))
 
@@ -353,7 +353,7 @@ def test_a_real_drop_with_enough_labels_alerts(reference):
 
 
 def test_reasons_are_typed_and_round_trip(reference):
-    decision = mon.decide_alert(mon.compare(reference, period_stats(200_000, 51, prevalence=(3, 0.05))))
+    decision = mon.decide_alert(mon.run_tests(reference, period_stats(200_000, 51, prevalence=(3, 0.05))))
     first = decision.reasons[0]
     assert first.key == mon.TestKey("prevalence_label", "c3") and first.threshold == 0.02
     assert first.current - first.reference == pytest.approx(first.effect)
@@ -402,12 +402,12 @@ def test_price_impact_binned_groups():
 
 @pytest.mark.parametrize("threads", [2, 3])
 def test_tests_on_threads_equal_the_tests_on_one(reference, monkeypatch, threads):
-    """compare and the Annex E table run their distribution tests side by side: the same results, in the same order."""
+    """run_tests and the Annex E table run their distribution tests side by side: the same results, in the same order."""
     cur = period_stats(30_000, 12, prevalence=(3, 0.05))  # classes of 1,000-10,000 rows: the exact KS p-values
     with one_kernel_thread():
-        alone, table_alone = mon.compare(reference, cur), mon.price_impact_binned(cur)
+        alone, table_alone = mon.run_tests(reference, cur), mon.price_impact_binned(cur)
     monkeypatch.setenv("CLASSWATCH_SCAN_THREADS", str(threads))
-    side_by_side, table = mon.compare(reference, cur), mon.price_impact_binned(cur)
+    side_by_side, table = mon.run_tests(reference, cur), mon.price_impact_binned(cur)
     assert list(side_by_side) == list(alone)
     for key, result in alone.items():
         got = side_by_side[key]
@@ -596,7 +596,7 @@ def test_price_rise_in_a_rarely_predicted_class_is_seen_on_labels(seed):
     y, pred, s, price = rare_class_period(20_000, 200 + seed, rise=0.177)
     cur = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, price=price)
     assert 300 < (y == 7).sum() < 500 and (pred == 7).sum() < 120  # the class is rarely predicted
-    decision = mon.decide_alert(mon.compare(ref, cur))
+    decision = mon.decide_alert(mon.run_tests(ref, cur))
     flagged = {r.key.name for r in decision.reasons}
     assert decision.alert and "price_label:c7" in flagged and "price:c7" not in flagged
     row = decision.table.filter(pl.col("name") == "price_label:c7").row(0, named=True)
@@ -616,8 +616,8 @@ def test_a_uniform_price_change_reads_as_itself_up_or_down(factor):
     y, pred, _, price = rare_class_period(20_000, 11)
     ref = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, price=price)
     cur = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, price=price * factor)
-    decision = mon.decide_alert(mon.compare(ref, cur))
-    effect = mon.compare(ref, cur)[mon.TestKey("price", "c0")].effect_size
+    decision = mon.decide_alert(mon.run_tests(ref, cur))
+    effect = mon.run_tests(ref, cur)[mon.TestKey("price", "c0")].effect_size
     assert effect == pytest.approx(factor - 1, abs=0.002)  # log-price bins of 0.46 % width
     assert ("price:c0" in {r.key.name for r in decision.reasons}) == (abs(factor - 1) >= 0.10)
 
@@ -627,7 +627,7 @@ def test_price_cells_are_the_annex_e_groups_and_corrected_with_the_rest():
     y2, pred2, s2, price2 = rare_class_period(20_000, 8)
     a = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, price=price)
     b = mon.update("multiclass", LABELS, mon.Bins(), pred2, label_idx=y2, price=price2)
-    tests = mon.compare(a, b)
+    tests = mon.run_tests(a, b)
     fp = tests[mon.TestKey("price_false_positive", "c0")]
     mask, mask2 = (pred == 0) & (y != 0), (pred2 == 0) & (y2 != 0)
     assert fp.details["ks_d"] == pytest.approx(stats.ks_2samp(np.log10(price[mask]), np.log10(price2[mask2])).statistic,

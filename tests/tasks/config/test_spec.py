@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from metrics_core import monitoring
+from metrics_core.errors import InputError
 from tasks.config.spec import AlertPolicy, RunSpec, SpecError, example_yaml, load_spec
 
 
@@ -85,3 +89,64 @@ def test_fingerprint_hashes_what_decides_a_result_only():
                load_spec({"name": "m", "task": "binary", "alerts": {"alpha": 0.01}}),
                load_spec({"name": "n", "task": "binary"})]
     assert len({s.fingerprint() for s in changed} | {spec.fingerprint()}) == 4
+
+
+# ---------------------------------------------------------------- the alert policy, declared once in metrics_core
+#: The bounds of the policy's fields, as the run spec has always validated them (calibration_change:
+#: an expected calibration error, a fraction of rows).
+BOUNDS = {"alpha": {"gt": 0, "lt": 1}, "correction": {}, "prevalence_change": {"gt": 0, "lt": 1}, "psi": {"gt": 0},
+          "score_shift": {"gt": 0, "lt": 1}, "calibration_change": {"gt": 0, "lt": 1}, "price_change": {"gt": 0},
+          "metric_drop": {"ge": 0}, "metric_floor": {}, "level": {"gt": 0, "lt": 1}}
+
+
+def test_calibration_change_is_a_spec_field_and_reaches_the_policy():
+    """docs/alerts.md: every threshold can be set in ``alerts:``; calibration_change was rejected as unknown."""
+    spec = RunSpec(alerts={"calibration_change": 0.1})
+    policy = monitoring.AlertPolicy.of(spec.alerts)
+    assert spec.alerts.calibration_change == 0.1 and policy.calibration_change == 0.1
+    assert policy.threshold("calibration") == 0.1 and AlertPolicy().calibration_change == 0.05
+    # an 8-point calibration change alerts under the default 0.05, not under the spec's 0.1
+    from metrics_core.significance import TestResult
+
+    test = {monitoring.TestKey("calibration", "tea"): TestResult("calibration change", 40.0, 1e-6, 0.08, "ECE",
+                                                                 "significant", 0.05, None, {})}
+    assert monitoring.decide_alert(test).alert and not monitoring.decide_alert(test, spec.alerts).alert
+
+
+def _spec_bounds(name: str) -> dict:
+    """The bounds pydantic enforces on a field of the spec's model (read from its JSON schema)."""
+    schema = AlertPolicy.model_json_schema()["properties"][name]
+    words = {"exclusiveMinimum": "gt", "minimum": "ge", "exclusiveMaximum": "lt", "maximum": "le"}
+    return {words[k]: v for k, v in schema.items() if k in words}
+
+
+def test_the_spec_model_and_the_policy_dataclass_have_the_same_fields_defaults_and_bounds():
+    names = [f.name for f in dataclasses.fields(monitoring.AlertPolicy)]
+    assert list(AlertPolicy.model_fields) == names == list(BOUNDS)
+    assert AlertPolicy().model_dump() == dataclasses.asdict(monitoring.POLICY)
+    assert AlertPolicy.__name__ == "AlertPolicy" and AlertPolicy.model_config["extra"] == "forbid"
+    with pytest.raises(ValidationError):  # frozen
+        AlertPolicy().psi = 0.3
+    for name, bounds in BOUNDS.items():
+        assert _spec_bounds(name) == bounds == {k: v for k, v in next(
+            f for f in monitoring.POLICY_FIELDS if f.name == name).bounds.items()}, name
+
+
+@pytest.mark.parametrize("name, value", [
+    ("alpha", 0.0), ("alpha", 1.0), ("prevalence_change", 0.0), ("prevalence_change", 1.0), ("psi", 0.0),
+    ("score_shift", 1.0), ("calibration_change", 0.0), ("calibration_change", 1.0), ("price_change", -1e-9),
+    ("metric_drop", -1e-9), ("level", 0.0), ("level", 95), ("psi", float("nan")), ("correction", "BH"),
+    ("psi", "a lot"),
+])
+def test_a_value_out_of_bounds_is_rejected_by_the_spec_and_by_the_policy(name, value):
+    with pytest.raises(SpecError, match=f"field 'alerts.{name}'"):
+        load_spec({"alerts": {name: value}})
+    with pytest.raises(InputError, match=f"alert policy: field '{name}' must be"):
+        monitoring.AlertPolicy.of({name: value})
+
+
+@pytest.mark.parametrize("name, value", [("alpha", 1e-9), ("metric_drop", 0.0), ("psi", 5.0), ("level", "0.9"),
+                                         ("correction", "holm"), ("metric_floor", -2.0), ("price_change", 3)])
+def test_a_value_in_bounds_is_accepted_by_both_alike(name, value):
+    assert getattr(load_spec({"alerts": {name: value}}).alerts, name) == \
+        getattr(monitoring.AlertPolicy.of({name: value}), name)

@@ -1,0 +1,113 @@
+"""The price kinds: the log-price distribution of each predicted class, labelled class and Annex E error cell.
+
+One family, as all four run the same test (:func:`price_test`) on different rows of a class:
+``price`` its predicted rows, ``price_label`` its labelled rows, ``price_false_positive`` /
+``price_false_negative`` the confusion cells ONS Annex E looks at.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from functools import partial
+
+import numpy as np
+
+from metrics_core import drift
+from metrics_core.counts import ScoreCounts
+from metrics_core.monitoring.kinds.base import PRICES, Job, Kind, Metric, PanelSpec, Planned, TestKey
+from metrics_core.monitoring.period import PeriodStats, binned
+from metrics_core.price import binned_median
+from metrics_core.significance import TestResult
+
+__all__ = ["PRICE", "PRICE_LABEL", "PRICE_FALSE_POSITIVE", "PRICE_FALSE_NEGATIVE", "MIN_PRICE_ROWS", "price_test"]
+
+#: Fewest rows of a class (in reference and current) for its price distribution to be tested.
+MIN_PRICE_ROWS = 20
+
+
+def price_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
+    """KS on binned log10 prices; effect = relative price shift ``10**(±W) - 1``, W the
+    Wasserstein-1 distance, signed by the change of the mean log price; details: KS D, medians,
+    geometric-mean change."""
+    ks = drift.ks(r, c)
+    w1 = drift.wasserstein(r, c, threshold=None).statistic
+    shift = float(np.dot(c.scores, c.counts) / c.total - np.dot(r.scores, r.counts) / r.total)
+    m_r, m_c = 10 ** binned_median(r), 10 ** binned_median(c)
+    # The sign goes on W, not on 10**W - 1: a uniform fall by a factor f then reads f - 1, as a rise does.
+    effect = 10 ** math.copysign(w1, shift) - 1.0
+    return dataclasses.replace(ks, effect_size=effect, effect_name="relative price shift",
+                               details={**ks.details, "ks_d": ks.statistic, "median_reference": m_r,
+                                        "median_current": m_c, "geometric_mean_change": 10 ** shift - 1.0})
+
+
+def _predicted_tests(reference: PeriodStats, current: PeriodStats) -> Planned:
+    """Price test of each predicted class with :data:`MIN_PRICE_ROWS` rows in both periods."""
+    if reference.price_counts is None or current.price_counts is None:
+        return []
+    names = reference.class_names()
+    return [(TestKey("price", names[j]),
+             Job(price_test, reference.price_distribution(j), current.price_distribution(j)))
+            for j in range(reference.labels.size)
+            if reference.price_counts[j].sum() >= MIN_PRICE_ROWS and current.price_counts[j].sum() >= MIN_PRICE_ROWS]
+
+
+#: The price histograms of class c that ONS Annex E looks at, from the (label, predicted) cells.
+CELL_GROUPS = {"price_label": lambda cells, c: cells[c].sum(axis=0),
+               "price_false_positive": lambda cells, c: cells[:, c].sum(axis=0) - cells[c, c],
+               "price_false_negative": lambda cells, c: cells[c].sum(axis=0) - cells[c, c]}
+
+
+def _cell_tests(kind: str, reference: PeriodStats, current: PeriodStats) -> Planned:
+    """Price tests of one group of cells per class (labelled rows, false positives or false
+    negatives), reference against current; groups under :data:`MIN_PRICE_ROWS` rows in either are left out."""
+    if reference.price_cells is None or current.price_cells is None:
+        return []
+    group, points, names = CELL_GROUPS[kind], reference.bins.price_points(), reference.class_names()
+    binary_cell = reference.task == "binary" and kind != "price_label"  # FP of 1 = FN of 0
+    planned: Planned = []
+    for j in ([1] if binary_cell else range(reference.labels.size)):
+        r, c = group(reference.price_cells, j), group(current.price_cells, j)
+        if r.sum() >= MIN_PRICE_ROWS and c.sum() >= MIN_PRICE_ROWS:
+            planned.append((TestKey(kind, names[j]), Job(price_test, binned(points, r), binned(points, c))))
+    return planned
+
+
+def _render(rows: str, r, tail: str) -> tuple[str, str]:
+    verb = "rose" if r.effect > 0 else "fell"
+    return (f"prices of {r.key.cls!r}{rows} {verb} {abs(r.effect):.1%}",
+            f"median {r.reference:.2f} -> {r.current:.2f}, threshold {r.threshold:.0%}; {tail}")
+
+
+def _predicted_metrics(key: TestKey, t: TestResult) -> dict[str, float]:
+    return {f"price_median/{key.cls}": t.details["median_current"], f"price_shift/{key.cls}": t.effect_size}
+
+
+def _cell_metrics(key: TestKey, t: TestResult) -> dict[str, float]:
+    return {f"{key.kind}_shift/{key.cls}": t.effect_size}
+
+
+_MEDIANS = ("median_reference", "median_current")
+PANEL = PanelSpec(4, "price_change", "max_abs_price_shift", "largest price change\nof a class, %", "price_change",
+                  scale=100, legend="predicted classes",
+                  extra=(("price_change_label", "max_abs_price_shift_label", "labelled classes"),))
+_CELLS = Metric("max_abs_price_shift_cells", f"{PRICES}/largest relative shift misclassified", True)
+
+PRICE = Kind("price", "price_change", partial(_render, ""), _MEDIANS, tests=_predicted_tests,
+             metrics=_predicted_metrics, worst="max_abs_price_shift",
+             logged=(Metric("price_median/", f"{PRICES}/median "), Metric("price_shift/", f"{PRICES}/relative shift "),
+                     Metric("max_abs_price_shift", f"{PRICES}/largest relative shift", True)), panel=PANEL)
+PRICE_LABEL = Kind("price_label", "price_change", partial(_render, " (labelled rows)"), _MEDIANS, "labels",
+                   partial(_cell_tests, "price_label"), _cell_metrics, "max_abs_price_shift_label",
+                   (Metric("price_label_shift/", f"{PRICES}/relative shift labelled "),
+                    Metric("max_abs_price_shift_label", f"{PRICES}/largest relative shift labelled", True)), PANEL)
+PRICE_FALSE_POSITIVE = Kind("price_false_positive", "price_change", partial(_render, " false positives"), _MEDIANS,
+                            tests=partial(_cell_tests, "price_false_positive"), metrics=_cell_metrics,
+                            worst=_CELLS.key, panel=PANEL,
+                            logged=(Metric("price_false_positive_shift/", f"{PRICES}/relative shift false positives "),
+                                    _CELLS))
+PRICE_FALSE_NEGATIVE = Kind("price_false_negative", "price_change", partial(_render, " false negatives"), _MEDIANS,
+                            tests=partial(_cell_tests, "price_false_negative"), metrics=_cell_metrics,
+                            worst=_CELLS.key, panel=PANEL,
+                            logged=(Metric("price_false_negative_shift/", f"{PRICES}/relative shift false negatives "),
+                                    _CELLS))

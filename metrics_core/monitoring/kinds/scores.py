@@ -1,0 +1,52 @@
+"""The score kind: each class's score distribution, reference against current (KS, Wasserstein-1 shift)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from metrics_core import drift
+from metrics_core.counts import ScoreCounts
+from metrics_core.monitoring.kinds.base import SCORES, Job, Kind, Metric, PanelSpec, Planned, TestKey
+from metrics_core.monitoring.period import PeriodStats
+from metrics_core.significance import TestResult
+
+__all__ = ["SCORE", "score_test"]
+
+
+def score_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
+    """Two-sample KS on a class's binned scores; effect = Wasserstein-1 distance (score units);
+    details: KS D, PSI over 10 reference deciles, both means."""
+    ks = drift.ks(r, c)
+    w1 = drift.wasserstein(r, c, threshold=None).statistic
+    ps = drift.psi(r, c, bins=10, threshold=None).statistic
+    mean_r = float(np.dot(r.scores, r.counts) / r.total)
+    mean_c = float(np.dot(c.scores, c.counts) / c.total)
+    return dataclasses.replace(ks, effect_size=w1, effect_name="Wasserstein-1 distance of the scores",
+                               details={**ks.details, "ks_d": ks.statistic, "psi": ps, "mean_reference": mean_r,
+                                        "mean_current": mean_c})
+
+
+def _tests(reference: PeriodStats, current: PeriodStats) -> Planned:
+    """One score test per score column (none when the period has no scores)."""
+    return [(TestKey("score", cls), Job(score_test, reference.score_distribution(s), current.score_distribution(s)))
+            for s, cls in enumerate(reference.score_names() if current.score_counts is not None else [])]
+
+
+def _render(r, tail: str) -> tuple[str, str]:
+    return (f"scores of {r.key.cls!r} shifted: mean {r.reference:.3f} -> {r.current:.3f}, Wasserstein "
+            f"{r.effect:.3f} >= {r.threshold:g}", tail)
+
+
+def _metrics(key: TestKey, t: TestResult) -> dict[str, float]:
+    return {f"score_wasserstein/{key.cls}": t.effect_size, f"score_psi/{key.cls}": t.details["psi"]}
+
+
+SCORE = Kind("score", "score_shift", _render, ("mean_reference", "mean_current"), tests=_tests, metrics=_metrics,
+             worst="max_score_wasserstein",
+             logged=(Metric("score_wasserstein/", f"{SCORES}/Wasserstein "), Metric("score_psi/", f"{SCORES}/PSI "),
+                     Metric("max_score_wasserstein", f"{SCORES}/largest shift Wasserstein", True)),
+             panel=PanelSpec(3, "max_score_wasserstein", "max_score_wasserstein",
+                             "largest score shift\n(Wasserstein, score units)", "score_shift",
+                             legend="largest over classes"))
