@@ -3,7 +3,7 @@ positive weight), and where each class is when a binary source has too many."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -16,12 +16,13 @@ from metrics_core.dataset.formats import open_dataset, where as where_of
 from metrics_core.dataset.parallel import scan_batches
 from metrics_core.errors import InputError
 
-__all__ = ["batch_class_rows", "check_binary_labels", "class_labels", "class_value_columns", "dataset_class_rows",
-           "resolve_class_list", "weighted_values"]
+__all__ = ["batch_class_rows", "check_binary_labels", "class_labels", "class_value_columns", "data_classes",
+           "dataset_class_rows", "resolve_class_list", "weighted_values"]
 
 
 def resolve_class_list(source, task: str, columns: Columns = Columns(), *, labels: Sequence | None = None,
-                       positive_class=1, filter=None, batch_rows: int = 4_000_000, where: str | None = None) -> list:
+                       positive_class=1, filter=None, batch_rows: int = 4_000_000, where: str | None = None,
+                       found: Iterable | None = None) -> list:
     """The class list of a task on a source: the one rule of the flows, the notebook API and the scans.
 
     ``labels`` when given, else the classes of the data (:func:`class_labels`): the distinct
@@ -52,6 +53,10 @@ def resolve_class_list(source, task: str, columns: Columns = Columns(), *, label
         Rows per batch of the streamed pass.
     where : str, optional
         The source in messages (default its path; name a table, e.g. ``"reference"``).
+    found : iterable, optional
+        The distinct label and prediction values of the rows that count, found by the caller's
+        own pass (e.g. :func:`class_labels` mapped over partitions, ``with_scores=False``); None:
+        :func:`class_labels` reads them.
 
     Returns
     -------
@@ -78,11 +83,15 @@ def resolve_class_list(source, task: str, columns: Columns = Columns(), *, label
     check_task(task)
     name = where or where_of(source)
     at = f"{name}: column {columns.label!r}"
-    if labels is None:
-        values = class_labels(source, columns, filter=filter, batch_rows=batch_rows, with_scores=task == "multiclass",
-                              where=name).tolist()
-    else:
+    with_scores = task == "multiclass"
+    if labels is not None:
         values = list(labels)
+    elif found is not None:
+        schema = source.schema if isinstance(source, pa.Table) else open_dataset(source).schema
+        values = data_classes(found, schema, columns, with_scores=with_scores)
+    else:
+        values = class_labels(source, columns, filter=filter, batch_rows=batch_rows, with_scores=with_scores,
+                              where=name).tolist()
     if task == "multiclass":
         return check_class_list(values, where=at, under_filter=filter is not None)
     try:
@@ -232,13 +241,25 @@ def class_labels(source, columns: Columns = Columns(), *, filter=None, batch_row
         return [pc.unique(values).drop_null() for values in weighted_values(batch, cols, weight)]
 
     seen: set = set()
+    # One thread: the pass is cheap, and on a Dask worker (parts) the cluster already runs one task per core.
     for *_, found in scan_batches(source, cols + ([weight] if weight else []), distinct, filter=filter,
-                                  batch_rows=batch_rows, parts=parts, where=name):
+                                  batch_rows=batch_rows, parts=parts, threads=1, where=name):
         for values in found:
             seen.update(values.to_pylist())
+    return np.array(data_classes(seen, schema, columns, with_scores=with_scores))
+
+
+def data_classes(values: Iterable, schema: pa.Schema, columns: Columns, *, with_scores: bool = True) -> list:
+    """The classes of the data from its distinct label and prediction values (of one pass or of a map
+    over partitions): with the classes named by the score columns when ``with_scores``, sorted.
+
+    >>> data_classes({"b", "a"}, pa.schema([("label", pa.string()), ("score_c", pa.float64())]), Columns())
+    ['a', 'b', 'c']
+    """
+    classes = set(values)
     if with_scores:
-        seen.update(score_column_classes(schema, columns))
-    return np.array(sorted(seen))
+        classes.update(score_column_classes(schema, columns))
+    return sorted(classes)
 
 
 def dataset_class_rows(source, columns: Columns, *, filter=None, batch_rows: int = 4_000_000,
@@ -278,7 +299,7 @@ def dataset_class_rows(source, columns: Columns, *, filter=None, batch_rows: int
 
     found: dict[str, dict] = {name: {} for name in names}
     for path, _, _, per_name in scan_batches(source, [*names, *([weight] if weight else [])], first_rows,
-                                             filter=filter, batch_rows=batch_rows, where=where):
+                                             filter=filter, batch_rows=batch_rows, threads=1, where=where):
         of = "" if in_memory else f" of {path.rsplit('/', 1)[-1]}"
         for name, (distinct, counts, firsts) in zip(names, per_name):
             for value, count, row in zip(distinct, counts, firsts):

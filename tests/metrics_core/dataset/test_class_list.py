@@ -85,3 +85,20 @@ def test_an_empty_selection_has_no_classes(tmp_path):
     with pytest.raises(InputError, match="no class values under the filter"):
         resolve_class_list(str(path), "multiclass", filter=pads.field("period") == "2024-02")
     assert class_labels(str(path), filter=pads.field("period") == "2024-01").tolist() == ["a", "b"]
+
+
+def test_values_found_by_a_map_over_partitions_follow_the_same_rule(tmp_path):
+    """The Dask flow maps class_labels over partitions (without score classes) and finishes the list here."""
+    import pyarrow.dataset as pads
+
+    from metrics_core.dataset import parts_of
+
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"label": ["b", "a", "b", "d"], "score_a": [1.0] * 4, "score_c": [0.0] * 4}), path,
+                   row_group_size=2)
+    parts = parts_of(str(path), target_rows=2)
+    found = {v for part in parts for v in class_labels(str(path), parts=[part], with_scores=False).tolist()}
+    assert resolve_class_list(str(path), "multiclass", found=found) == ["a", "b", "c", "d"] \
+        == resolve_class_list(str(path), "multiclass")
+    with pytest.raises(InputError, match="no class values under the filter"):
+        resolve_class_list(pa.table({"label": ["a"]}), "multiclass", found=[], filter=pads.field("label") == "z")
