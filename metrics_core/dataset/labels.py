@@ -112,10 +112,9 @@ def weighted_values(batch: pa.RecordBatch, names: Sequence[str], weight: str | N
 
 
 def class_columns(batch: pa.RecordBatch, label: str, prediction: str | None) -> list[str]:
-    """The columns that hold class values: the label, and the prediction when its values are of the same kind."""
-    if prediction and same_kind(batch.schema.field(label).type, batch.schema.field(prediction).type):
-        return [label, prediction]
-    return [label]
+    """The columns of a batch that hold class values: the label, and the prediction when its values are of the
+    same kind (:func:`class_value_columns`)."""
+    return class_value_columns(batch.schema, Columns(label=label, prediction=prediction), bool(prediction))[0]
 
 
 def check_binary_labels(batch: pa.RecordBatch, path, *, label: str, prediction: str | None, weight: str | None,
