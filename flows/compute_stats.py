@@ -14,9 +14,8 @@ from prefect import flow
 from prefect.futures import as_completed
 
 from flows.runners import api_for, check_scheduler, task_runner
-from metrics_core.dataset import (Columns, Part, merge_tree, no_rows_error, parts_of, scans_by_class, schema_of,
-                                  score_column_classes)
-from metrics_core.contract.classes import check_class_list
+from metrics_core.dataset import (Columns, Part, merge_tree, no_rows_error, parts_of, resolve_class_list,
+                                  scans_by_class)
 from metrics_core.stats import BinaryStats, MulticlassStats
 from tasks.stats import class_scores, merge_stats, partition_labels, partition_stats
 
@@ -154,12 +153,9 @@ def _map_partitions(source: str, task_kind: str, columns: Columns, options: dict
         target_rows = max(1, -(-sum(known) // (tasks_per_worker * _parallel_slots()))) if known else 1
     groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
     if task_kind == "multiclass" and options["labels"] is None:
-        found = [partition_labels.submit(source, columns, g, filter, options["use_prediction"]) for g in groups]
-        values = set(score_column_classes(schema_of(source), columns))  # as class_labels does
-        for f in found:
-            values.update(f.result())
-        options["labels"] = check_class_list(sorted(values), where=f"{source}: column {columns.label!r}",
-                                             under_filter=filter is not None)
+        maps = [partition_labels.submit(source, columns, g, filter, options["use_prediction"]) for g in groups]
+        found = {value for f in maps for value in f.result()}
+        options["labels"] = resolve_class_list(source, task_kind, columns, found=found, filter=filter)
     futures = [partition_stats.submit(source, task_kind, columns, g, options) for g in groups]
     last = _tree_reduce(futures, fan_in)
     total = sum(known) if len(known) == len(files) else None

@@ -15,6 +15,7 @@ import polars as pl
 
 from metrics_core.checks import CheckResult, as_frame, require_columns
 from metrics_core.checks.stability import prevalence_stability, price_stability
+from metrics_core.contract.classes import check_task
 from metrics_core.errors import InputError
 from metrics_core.monitoring.policy import POLICY
 
@@ -246,9 +247,8 @@ def recommend(task: str, prevalence_stable: bool, price_stable: bool,
     >>> recommend("multiclass", False, False).metric
     'fbeta_micro'
     """
-    if task not in ("binary", "multiclass"):
-        raise InputError(f"task: expected 'binary' or 'multiclass' (ONS Tables 1 and 2), got {task!r}. "
-                         "For multilabel data apply the binary table to each label.")
+    check_task(task, hint="ONS Tables 1 and 2 cover these two; for multilabel data apply the binary table to each "
+                          "label.")
     prev = _flag(prevalence_stable, "prevalence_stable")
     price = _flag(price_stable, "price_stable")
     low = _flag(low_prevalence, "low_prevalence", allow_none=True)

@@ -16,24 +16,35 @@ __all__ = ["TASKS", "binary_classes", "check_class_list", "check_label_kinds", "
 TASKS = ("binary", "multiclass")
 
 
-def check_task(task: str) -> None:
-    """``task`` is "binary" or "multiclass".
+def check_task(task: str, *, name: str = "task", hint: str = "") -> None:
+    """``task`` is one of :data:`TASKS`: "binary" or "multiclass".
+
+    The one task check of every entry point (reports, scans, monitoring, recommendations).
 
     Parameters
     ----------
     task : str
+    name : str
+        The argument or field that holds it, for the message.
+    hint : str
+        What else to say (e.g. how to handle a task the caller does not cover).
 
     Raises
     ------
     InputError
-        Any other task.
+        Any other task, naming ``name`` and the accepted values.
 
     Examples
     --------
     >>> check_task("binary")
+    >>> check_task("multilabel")
+    Traceback (most recent call last):
+    ...
+    metrics_core.errors.InputError: task: expected 'binary' or 'multiclass', got 'multilabel'.
     """
     if task not in TASKS:
-        raise InputError(f"task: expected 'binary' or 'multiclass', got {task!r}.")
+        accepted = " or ".join(repr(t) for t in TASKS)
+        raise InputError(f"{name}: expected {accepted}, got {task!r}." + (f" {hint}" if hint else ""))
 
 
 def type_kind(t: pa.DataType | np.dtype) -> str:

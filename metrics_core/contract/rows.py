@@ -1,5 +1,6 @@
 """The input contract's row side: what makes a value bad (:func:`value_problems`), every problem
-of a batch (:func:`row_problems`) and the one batch check (:func:`check_batch`)."""
+of a batch (:func:`row_problems`), the one batch check (:func:`check_batch`) and the rows that
+count (:func:`counted_rows`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from metrics_core.contract.classes import check_label_kinds, class_indices, type_kind
 from metrics_core.contract.schema import missing_columns
@@ -21,6 +23,35 @@ class Problem(NamedTuple):
     problem: str
     mask: np.ndarray
     hint: str
+
+
+def counted_rows(batch: pa.RecordBatch | pa.Table, weight: str | None) -> np.ndarray | None:
+    """The rows that count: rows of positive weight. A row of weight 0 is an absent row.
+
+    Like scikit-learn (a weight of 0 is the same as no row), a row of weight 0 names no class and
+    counts nowhere. A row whose weight is null counts: it is not left out silently but rejected
+    by :func:`check_batch` ("null weight"), which a class list must not hide; negative and NaN
+    weights (errors too) do not count.
+
+    Parameters
+    ----------
+    batch : pyarrow.RecordBatch or pyarrow.Table
+    weight : str, optional
+        The weight column; None: every row counts.
+
+    Returns
+    -------
+    numpy.ndarray of bool or None
+        None when there is no weight column.
+
+    Examples
+    --------
+    >>> counted_rows(pa.record_batch({"w": [1.0, 0.0, None, 2.5]}), "w").tolist()
+    [True, False, True, True]
+    """
+    if weight is None:
+        return None
+    return np.asarray(pc.fill_null(pc.greater(batch.column(weight), 0), True), dtype=bool)
 
 
 def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarray | None = None, *,

@@ -1,4 +1,5 @@
-"""Partitions of a dataset and the batches read from them; bad rows restated for a whole file."""
+"""Partitions of a dataset and the batches read from them (or from a table in memory); bad rows restated
+for a whole file."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from metrics_core.contract import decimals_as_floats, missing_columns, problem_e
 from metrics_core.dataset.formats import open_dataset, where
 from metrics_core.errors import InputError
 
-__all__ = ["Part", "file_error", "iter_batches", "no_rows_error", "parts_of", "total_rows"]
+__all__ = ["Part", "batches_with_rows", "file_error", "iter_batches", "no_rows_error", "parts_of", "source_batches",
+           "total_rows"]
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,50 @@ def batches_with_rows(source, columns_needed: Sequence[str], *, filter=None, bat
             yield from _fragment_batches(ds, frag, columns_needed, filter, batch_rows, first_row)
         except pa.ArrowException as exc:
             raise InputError(f"{frag.path}: cannot be read: {exc}") from None
+
+
+def source_batches(source, columns_needed: Sequence[str], *, filter=None, batch_rows: int = 1_000_000,
+                   parts: Sequence[Part] | None = None, where: str = "table"
+                   ) -> Iterator[tuple[str, pa.RecordBatch, int]]:
+    """:func:`batches_with_rows` of a dataset, or of a table in memory as ONE batch named ``where``.
+
+    A table is one batch so that an error counts its bad rows over the whole table (it is in
+    memory already); ``batch_rows`` and ``parts`` are then unused.
+
+    Parameters
+    ----------
+    source : str, path, pyarrow.dataset.Dataset or pyarrow.Table
+    columns_needed, filter, batch_rows, parts
+        As for :func:`iter_batches`.
+    where : str
+        The name of a table in messages (e.g. ``"reference"``).
+
+    Yields
+    ------
+    tuple
+        ``(path or where, batch, index in the file of the batch's first row)``.
+
+    Raises
+    ------
+    InputError
+        A missing column (listing the table's columns), or as :func:`iter_batches`.
+
+    Examples
+    --------
+    >>> [(name, b.num_rows, row) for name, b, row in source_batches(pa.table({"label": [0, 1, 0]}), ["label"])]
+    [('table', 3, 0)]
+    """
+    if not isinstance(source, pa.Table):
+        yield from batches_with_rows(source, columns_needed, filter=filter, batch_rows=batch_rows, parts=parts)
+        return
+    columns_needed = list(dict.fromkeys(columns_needed))
+    missing = [c for c in columns_needed if c not in source.column_names]
+    if missing:
+        raise InputError(f"{where}: missing column {missing[0]!r}; the table has {source.column_names[:20]}.")
+    table = source.select(columns_needed)
+    if filter is not None:
+        table = pads.dataset(table).to_table(filter=filter)
+    yield from ((where, decimals_as_floats(b), 0) for b in table.combine_chunks().to_batches() if b.num_rows)
 
 
 def _fragment_batches(ds, frag, columns, filter, batch_rows, first_row):

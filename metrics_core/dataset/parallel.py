@@ -1,14 +1,19 @@
-"""Batch statistics on a few threads, consumed in batch order: the same merge tree, hence the same result."""
+"""The one batch loop of every scan: batch statistics on a few threads, consumed in batch order (the same
+merges, hence the same result), a failed batch restated, progress after each batch."""
 
 from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
-from metrics_core.threads import one_kernel_thread
+import pyarrow as pa
 
-__all__ = ["ordered_map"]
+from metrics_core.dataset.batches import Part, source_batches
+from metrics_core.errors import InputError
+from metrics_core.threads import default_threads, one_kernel_thread
+
+__all__ = ["ordered_map", "scan_batches"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -60,3 +65,72 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Itera
         finally:
             for future in pending:
                 future.cancel()
+
+
+def scan_batches(source, columns_needed: Sequence[str], update: Callable[[pa.RecordBatch, str, int], R], *,
+                 filter=None, batch_rows: int = 1_000_000, parts: Sequence[Part] | None = None,
+                 threads: int | None = None, explain: Callable[[InputError, str, pa.RecordBatch, int], Exception]
+                 | None = None, progress: Callable[[int, int | None], None] | None = None, total: int | None = None,
+                 where: str = "table") -> Iterator[tuple[str, pa.RecordBatch, int, R]]:
+    """Every batch of ``source`` with ``update(batch, path, first_row)``, in batch order.
+
+    The loop that every scan shares (evaluation statistics, monitoring periods, class values):
+    the batches of :func:`~metrics_core.dataset.batches.source_batches`, ``update`` computed on
+    ``threads`` threads (:func:`ordered_map`), yielded in order so the caller merges them in one
+    fixed order whatever the number of threads.
+
+    Parameters
+    ----------
+    source : str, path, pyarrow.dataset.Dataset or pyarrow.Table
+        A table in memory is one batch named ``where``.
+    columns_needed : sequence of str
+        The columns read.
+    update : callable
+        ``update(batch, path, first_row)``: the statistic of one batch (``first_row`` is the
+        index of its first row in its file). It must not depend on the other batches.
+    filter, batch_rows, parts
+        As for :func:`~metrics_core.dataset.iter_batches`.
+    threads : int, optional
+        None: :func:`~metrics_core.threads.default_threads`.
+    explain : callable, optional
+        ``explain(error, path, batch, first_row)``: the error to raise when ``update`` raises an
+        :class:`InputError` for a batch (e.g. the bad rows counted over the whole file). None:
+        the error as it is.
+    progress : callable, optional
+        ``progress(rows_done, total)`` once the caller has taken each batch.
+    total : int, optional
+        The rows expected, passed to ``progress``.
+    where : str
+        The name of an in-memory table.
+
+    Yields
+    ------
+    tuple
+        ``(path, batch, first_row, update(batch, path, first_row))``.
+
+    Raises
+    ------
+    InputError
+        The first failing batch's, through ``explain``.
+
+    Examples
+    --------
+    >>> table = pa.table({"label": [0, 1, 1]})
+    >>> [(path, n) for path, _, _, n in scan_batches(table, ["label"], lambda b, path, row: b.num_rows)]
+    [('table', 3)]
+    """
+    def run(item: tuple[str, pa.RecordBatch, int]):
+        try:
+            return item, update(item[1], item[0], item[2])
+        except InputError as exc:  # restated on the calling thread, in its batch's turn
+            return item, exc
+
+    batches = source_batches(source, columns_needed, filter=filter, batch_rows=batch_rows, parts=parts, where=where)
+    done = 0
+    for (path, batch, first_row), out in ordered_map(run, batches, threads or default_threads()):
+        if isinstance(out, InputError):
+            raise (out if explain is None else explain(out, path, batch, first_row)) from None
+        yield path, batch, first_row, out
+        done += batch.num_rows
+        if progress is not None:
+            progress(done, total)

@@ -1,4 +1,4 @@
-"""Scans: a dataset read batch by batch into mergeable statistics, the class list from a first pass."""
+"""Scans: a dataset read batch by batch into mergeable statistics (whole, partial, or a class at a time)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from metrics_core import _validate as v
-from metrics_core.contract import (Columns, Layout, check_batch, check_class_list, class_indices,
-                                   predicted_class, read_type, resolve_layout, score_column_classes,
-                                   score_sums_off)
+from metrics_core.contract import (Columns, Layout, check_batch, check_task, class_indices, predicted_class, read_type,
+                                   resolve_layout, score_sums_off)
 from metrics_core.counts import ScoreCounts, fold_negative_runs
-from metrics_core.dataset.batches import Part, batches_with_rows, file_error, iter_batches, no_rows_error, total_rows
+from metrics_core.dataset.batches import Part, file_error, no_rows_error, total_rows
 from metrics_core.dataset.formats import open_dataset, where
-from metrics_core.dataset.labels import check_binary_labels, class_value_columns, weighted_values
-from metrics_core.dataset.parallel import ordered_map
+from metrics_core.dataset.labels import check_binary_labels, resolve_class_list
+from metrics_core.dataset.parallel import scan_batches
 from metrics_core.dataset.merge import (BucketedScoreMerger, PartialStats, TreeMerger, exact_score_counts, relabel,
                                         release_free_memory)
 from metrics_core.errors import InputError
@@ -26,62 +25,9 @@ from metrics_core.report import binary_stats, multiclass_stats
 from metrics_core.stats import BinaryStats, MulticlassStats
 from metrics_core.threads import default_threads
 
-__all__ = ["class_labels", "scan_class_scores", "scan_partial", "scan_stats", "scans_by_class"]
+__all__ = ["scan_class_scores", "scan_partial", "scan_stats", "scans_by_class"]
 
 Progress = Callable[[int, int | None], None]
-
-
-def class_labels(source, columns: Columns = Columns(), *, filter=None, batch_rows: int = 4_000_000,
-                 with_prediction: bool | None = None, with_scores: bool = True,
-                 parts: Sequence[Part] | None = None) -> np.ndarray:
-    """The class list of a multiclass dataset from a first cheap pass: sorted distinct labels.
-
-    Parameters
-    ----------
-    source : str, path or pyarrow.dataset.Dataset
-    columns : Columns
-    filter : pyarrow.compute.Expression, optional
-    batch_rows : int
-    with_prediction : bool, optional
-        Also the values of the prediction column (when of the same kind as the labels); None:
-        when the column exists.
-    with_scores : bool
-        Also the classes named by the per-class score columns
-        (:func:`metrics_core.contract.score_column_classes`).
-    parts : sequence of Part, optional
-        Only these partitions (the union over all parts is the class list).
-
-    Returns
-    -------
-    numpy.ndarray
-        Sorted: what :func:`metrics_core.multiclass_report` infers in memory from the same rows.
-        Pass the class list of the spec instead when there is one: it fixes the order and skips
-        this pass.
-
-    Raises
-    ------
-    InputError
-        No label column, or a score column naming no value of the label type.
-
-    Examples
-    --------
-    >>> import tempfile, pyarrow.parquet as pq
-    >>> path = tempfile.mkdtemp() + "/d.parquet"
-    >>> pq.write_table(pa.table({"label": ["b", "a"], "prediction": ["c", "a"], "score_d": [0.1, 0.2]}), path)
-    >>> class_labels(path).tolist()
-    ['a', 'b', 'c', 'd']
-    """
-    ds = open_dataset(source)
-    resolve_layout(ds.schema, "multiclass", columns, predictions=False, where=where(source))
-    cols, weight = class_value_columns(ds.schema, columns, with_prediction)
-    seen: set = set()
-    for _, batch in iter_batches(ds, cols + ([weight] if weight else []), filter=filter, batch_rows=batch_rows,
-                                 parts=parts):
-        for values in weighted_values(batch, cols, weight):
-            seen.update(pc.unique(values).drop_null().to_pylist())
-    if with_scores:
-        seen.update(score_column_classes(ds.schema, columns))
-    return np.array(sorted(seen))
 
 
 def scans_by_class(source, by_class: bool | None, labels=None) -> bool:
@@ -139,8 +85,9 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
         ``score_<class>`` (when present) and/or the ``prediction`` column; the weight column
         when ``columns.weight`` is set.
     labels : sequence, optional
-        Multiclass class list (the score columns follow its order); None: :func:`class_labels`
-        (a first pass, sorted distinct values, as the in-memory default). Binary: at most two
+        Multiclass class list (the score columns follow its order); None:
+        :func:`~metrics_core.dataset.labels.resolve_class_list` (a first pass, sorted distinct
+        values, as the in-memory default). Binary: at most two
         label values over the dataset; the negative one is the one that is not ``pos_label``.
     pos_label, threshold
         Binary: the positive class; a row is predicted positive when its score >= threshold.
@@ -238,8 +185,7 @@ class _Plan:
 def _plan(ds: pads.Dataset, source, task: str, columns: Columns, *, labels, filter, bins, use_prediction,
           twin_weight, **options) -> _Plan:
     """Resolve the columns and the class list of a scan (metadata, plus a label pass for multiclass)."""
-    if task not in ("binary", "multiclass"):
-        raise InputError(f"task: expected 'binary' or 'multiclass', got {task!r}.")
+    check_task(task)
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
         if bins < 1:
             raise InputError(f"bins: expected a number of bins >= 1 or an array of edges, got {bins}.")
@@ -249,9 +195,7 @@ def _plan(ds: pads.Dataset, source, task: str, columns: Columns, *, labels, filt
     resolve_layout(ds.schema, task, columns, require=require, predictions=False, where=name)
     class_list = None
     if task == "multiclass":
-        found = list(labels) if labels is not None else class_labels(ds, columns, filter=filter).tolist()
-        class_list = np.asarray(check_class_list(found, where=f"{name}: column {columns.label!r}",
-                                                 under_filter=filter is not None))
+        class_list = np.asarray(resolve_class_list(ds, task, columns, labels=labels, filter=filter, where=name))
     layout = resolve_layout(ds.schema, task, columns, labels=None if class_list is None else class_list.tolist(),
                             require=require, use_prediction=use_prediction, where=name)
     if task == "binary" and bins is not None and not layout.scores:
@@ -305,11 +249,6 @@ def _explain(exc: InputError, plan: _Plan, ds, path, batch, first_row: int, filt
     return InputError(f"{path} (rows {first_row}-{first_row + batch.num_rows - 1} of the file): {exc}")
 
 
-def _reordered(batches):
-    """``(batch, path, first_row)`` from ``(path, batch, first_row)``: the argument order of :func:`_update`."""
-    return ((batch, path, first_row) for path, batch, first_row in batches)
-
-
 class _ExactScores:
     """Exact score counts taken out of each batch's statistics and merged by bucket (BucketedScoreMerger)."""
 
@@ -355,7 +294,7 @@ confusion_only, twin_weight
         As for :func:`scan_stats`.
     labels : sequence, optional
         Multiclass: the same class list in every partition (from the spec, or the union of
-        :func:`class_labels` over the partitions).
+        :func:`~metrics_core.dataset.labels.class_labels` over the partitions).
     score_counts : bool
         False (multiclass) leaves out the one-vs-rest score statistics, as
         :func:`metrics_core.report.multiclass_stats` does.
@@ -387,20 +326,16 @@ confusion_only, twin_weight
     plan = _plan(ds, source, task, columns, labels=labels, filter=filter, bins=bins, use_prediction=use_prediction,
                  twin_weight=twin_weight, pos_label=pos_label, threshold=threshold, confusion_only=confusion_only,
                  score_counts=score_counts)
-    total = total_rows(ds, filter, parts) if progress is not None else None
     threads = threads or default_threads()
-    merger, exact, seen, done = TreeMerger(), _ExactScores(threads), set(), 0
+    merger, exact, seen = TreeMerger(), _ExactScores(threads), set()
 
-    def batch_stats(item):
-        try:
-            return item, _update(plan, *item)
-        except InputError as exc:
-            return item, exc
+    def explain(exc: InputError, path, batch, first_row: int) -> InputError:
+        return _explain(exc, plan, ds, path, batch, first_row, filter, batch_rows)
 
-    batches = batches_with_rows(ds, plan.needed, filter=filter, batch_rows=batch_rows, parts=parts)
-    for (batch, path, first_row), stats in ordered_map(batch_stats, _reordered(batches), threads):
-        if isinstance(stats, InputError):
-            raise _explain(stats, plan, ds, path, batch, first_row, filter, batch_rows) from None
+    for path, batch, first_row, stats in scan_batches(
+            ds, plan.needed, lambda batch, path, first_row: _update(plan, batch, path, first_row), filter=filter,
+            batch_rows=batch_rows, parts=parts, threads=threads, explain=explain, progress=progress,
+            total=total_rows(ds, filter, parts) if progress is not None else None):
         if task == "binary":
             lay = plan.layout
             check_binary_labels(batch, path, label=lay.label, prediction=lay.prediction, weight=lay.weight,
@@ -410,9 +345,6 @@ confusion_only, twin_weight
             stats = replace(stats, confusion=relabel(stats.confusion, roles),
                             weighted_confusion=relabel(stats.weighted_confusion, roles))
         merger.push(PartialStats(exact.take(stats)))
-        done += batch.num_rows
-        if progress is not None:
-            progress(done, total)
     result = merger.result()
     if result is None:
         return None
@@ -423,7 +355,8 @@ def _scan_by_class(source, columns: Columns, *, labels, batch_rows, filter, prog
                    twin_weight, threads) -> MulticlassStats:
     """:func:`scan_stats` for exact multiclass, one class at a time (its ``by_class``)."""
     ds = open_dataset(source)
-    class_list = np.asarray(list(labels)) if labels is not None else class_labels(ds, columns, filter=filter)
+    class_list = np.asarray(resolve_class_list(ds, "multiclass", columns, labels=labels, filter=filter,
+                                               where=where(source)))
     present = [c for c in columns.class_score_columns(class_list.tolist(), ds.schema.names) if c in ds.schema.names]
     passes = 1 + (len(class_list) if present else 0)
     total = total_rows(ds, filter, parts) if progress is not None else None
@@ -496,22 +429,17 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
     # The dtype a single pass would see (its N x K array): identical keys, so identical sums.
     dtype = np.result_type(*[read_type(ds.schema.field(c).type).to_pandas_dtype() for c in score_cols])
     needed = [columns.label, score_cols[j]] + ([columns.weight] if columns.weight else [])
-    threads = threads or default_threads()
-    merger = BucketedScoreMerger(threads=threads)
-    done = 0
+    merger = BucketedScoreMerger(threads=threads or default_threads())
 
-    def batch_counts(batch):
+    def batch_counts(batch, _path, _row) -> ScoreCounts:
         ti = class_indices(batch.column(columns.label), class_list)
         s = batch.column(score_cols[j]).to_numpy(zero_copy_only=False).astype(dtype, copy=False)
         w = v.check_weights(batch.column(columns.weight), batch.num_rows) if columns.weight else None
-        return batch.num_rows, ScoreCounts.from_arrays(ti == j, s, w)
+        return ScoreCounts.from_arrays(ti == j, s, w)
 
-    batches = (batch for _path, batch in iter_batches(ds, needed, filter=filter, batch_rows=batch_rows, parts=parts))
-    for n, counts in ordered_map(batch_counts, batches, threads):
+    for *_, counts in scan_batches(ds, needed, batch_counts, filter=filter, batch_rows=batch_rows, parts=parts,
+                                   threads=threads, progress=progress):
         merger.push(counts)
-        done += n
-        if progress is not None:
-            progress(done, None)
     merged = merger.result()
     del merger
     folded = fold_negative_runs(merged if merged is not None else ScoreCounts.empty(columns.weight is not None))

@@ -10,9 +10,9 @@ import polars as pl
 import pyarrow as pa
 
 from metrics_core import contract
-from metrics_core.contract.classes import binary_classes, check_class_list, class_rows
 from metrics_core.checks.frames import as_frame
 from metrics_core.contract import Columns
+from metrics_core.dataset import resolve_class_list
 from metrics_core.errors import InputError
 from metrics_core.monitoring.estimate import assess_estimate
 from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_alert
@@ -226,33 +226,6 @@ def _arrow(table: Any, name: str) -> pa.Table:
     return table if isinstance(table, pa.Table) else as_frame(table, name).to_arrow()
 
 
-def _class_list(ref: pa.Table, task: str, columns: Columns, labels, positive_class) -> list:
-    names = []
-    if labels is None:  # the sorted labels and predictions of the reference, as a file's class list
-        names = [c for c in (columns.label, columns.prediction) if c in ref.column_names]
-        if not names:
-            raise InputError(f"reference: no label column {columns.label!r} or prediction column "
-                             f"{columns.prediction!r} to take the class list from; pass labels=[...].")
-        names = [n for n in names if ref.column(n).type == ref.column(names[0]).type]
-        labels = sorted({v for n in names for v in ref.column(n).unique().drop_null().to_pylist()})
-    if task == "binary":
-        try:
-            return binary_classes(list(labels), positive_class, where=f"reference: column {columns.label!r}")
-        except InputError as exc:
-            if len(labels) <= 2 or not names:  # (a class list given: the error is about the list)
-                raise
-            raise InputError(f"{exc}{_reference_class_rows(ref, names)}") from None
-    return check_class_list(list(labels), where=f"reference: column {columns.label!r}")
-
-
-def _reference_class_rows(ref: pa.Table, names: list[str]) -> str:
-    """Where each class of the reference is (:func:`metrics_core.contract.classes.class_rows`), in its class
-    columns that miss no value (row numbers stay those of the reference)."""
-    complete = [n for n in names if ref.column(n).null_count == 0]
-    found = class_rows({f"column {n!r}": ref.column(n).to_numpy() for n in complete}) if complete else ""
-    return f" In the reference: {found}." if found else ""
-
-
 def _columns(columns: Columns | Mapping | None) -> Columns:
     if columns is None or isinstance(columns, Columns):
         return columns or Columns()
@@ -276,8 +249,10 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
     task : {"binary", "multiclass"}
         The classification task.
     labels : list, optional
-        The class list (order of the score columns); default the sorted labels (and predictions
-        and score-column classes) of the reference.
+        The class list (order of the score columns); default the reference's classes as the
+        monitor_period flow finds them (:func:`metrics_core.dataset.resolve_class_list`): its
+        sorted labels and predictions on rows of positive weight, and for multiclass the classes
+        named by its score columns.
     columns : Columns or mapping, optional
         Column roles (:class:`metrics_core.contract.Columns`): ``label``, ``prediction``,
         ``score``/``score_prefix``, ``price``, ``weight``. A ``price`` or ``weight`` named here
@@ -332,7 +307,7 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         raise InputError(f"classes: expected 'open' or 'closed', got {classes!r}.")
     for table, where in ((ref, "reference"), (cur, "current")):
         contract.check_label_spelling(table.column_names, cols.label, where)
-    class_list = _class_list(ref, task, cols, labels, positive_class)
+    class_list = resolve_class_list(ref, task, cols, labels=labels, positive_class=positive_class, where="reference")
     named = [role for role in ("price", "weight") if getattr(cols, role)]  # named: meant to be there
     layouts = [contract.resolve_layout(t.schema, task, cols, labels=class_list, require=named, where=w)
                for t, w in ((ref, "reference"), (cur, "current"))]

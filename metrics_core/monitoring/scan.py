@@ -7,10 +7,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.dataset as pads
 
-from metrics_core.contract import check_batch, class_indices, decimals_as_floats, predicted_class
-from metrics_core.dataset import file_error, iter_batches, open_dataset
+from metrics_core.contract import check_batch, check_task, class_indices, counted_rows, predicted_class
+from metrics_core.dataset import file_error, open_dataset
+from metrics_core.dataset.parallel import scan_batches
 from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
@@ -21,26 +21,39 @@ __all__ = ["scan_period"]
 def _class_indices(batch: pa.RecordBatch, path, first_row: int, labels: np.ndarray, checks: dict,
                    open_classes: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Validate a batch against the input contract; the class indices of its labels and predictions
-    (-1 for a class outside the class list, allowed only when ``open_classes``).
+    (-1 for a class outside the class list, allowed only when ``open_classes`` or on a row of
+    weight 0, which names no class: :func:`metrics_core.contract.counted_rows`).
 
     Raises the contract's error (:func:`metrics_core.contract.check_batch`) for the batch.
     """
     check_batch(batch, path, first_row=first_row, **checks)
     found = [None if col is None else class_indices(batch.column(col), labels)
              for col in (checks["label"], checks["prediction"])]
-    if not open_classes and any(idx is not None and (idx < 0).any() for idx in found):  # outside the class list
+    if not open_classes and (_outside(batch, *found) & _counted(batch, checks)).any():
         check_batch(batch, path, first_row=first_row, labels=labels.tolist(), **checks)
     return found[0], found[1]
+
+
+def _outside(batch: pa.RecordBatch, label_idx: np.ndarray | None, pred_idx: np.ndarray | None) -> np.ndarray:
+    """Rows whose label or prediction is outside the class list."""
+    out = np.zeros(batch.num_rows, dtype=bool)
+    for idx in (label_idx, pred_idx):
+        if idx is not None:
+            out |= idx < 0
+    return out
+
+
+def _counted(batch: pa.RecordBatch, checks: dict) -> np.ndarray:
+    """The rows that count (:func:`metrics_core.contract.counted_rows`): all without a weight column."""
+    keep = counted_rows(batch, checks["weight"])
+    return np.ones(batch.num_rows, dtype=bool) if keep is None else keep
 
 
 def _new_classes(batch: pa.RecordBatch, checks: dict, label_idx: np.ndarray | None, pred_idx: np.ndarray | None
                  ) -> tuple[np.ndarray | None, dict]:
     """Rows whose label or prediction is outside the class list (None when there are none) and, per
     such class (as text), ``(rows, rows labelled so, rows predicted so)``."""
-    new = np.zeros(batch.num_rows, dtype=bool)
-    for idx in (label_idx, pred_idx):
-        if idx is not None:
-            new |= idx < 0
+    new = _outside(batch, label_idx, pred_idx)
     if not new.any():
         return None, {}
     sel = pa.array(new)
@@ -58,37 +71,35 @@ def _new_classes(batch: pa.RecordBatch, checks: dict, label_idx: np.ndarray | No
     return new, counts
 
 
-def _table_batches(table: pa.Table, needed: list[str], filter, where: str):
-    """An in-memory table as one batch named ``where`` (so error counts cover the whole table)."""
-    missing = [c for c in needed if c not in table.column_names]
-    if missing:
-        raise InputError(f"{where}: missing column {missing[0]!r}; the table has {table.column_names[:20]}.")
-    table = table.select(needed)
-    if filter is not None:
-        table = pads.dataset(table).to_table(filter=filter)
-    yield from ((where, decimals_as_floats(b)) for b in table.combine_chunks().to_batches() if b.num_rows)
+def _without(rows: np.ndarray, batch: pa.RecordBatch, label_idx: np.ndarray | None, pred_idx: np.ndarray | None
+             ) -> tuple[pa.RecordBatch, np.ndarray | None, np.ndarray | None]:
+    """The batch and its class indices without ``rows``."""
+    keep = ~rows
+    return (batch.filter(pa.array(keep)), None if label_idx is None else label_idx[keep],
+            None if pred_idx is None else pred_idx[keep])
 
 
 def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bins, label_idx: np.ndarray | None,
-                 pred_idx: np.ndarray | None, scores: list[str], price: str | None, weight: str | None,
-                 threshold: float, open_checks: dict | None = None) -> PeriodStats:
+                 pred_idx: np.ndarray | None, checks: dict, threshold: float, open_classes: bool) -> PeriodStats:
     """The statistics of one validated batch; without a prediction column the class comes from the scores.
-    With ``open_checks`` (an open class list) rows of a new class are counted and left out."""
-    new, counts = _new_classes(batch, open_checks, label_idx, pred_idx) if open_checks else (None, {})
+    Rows of weight 0 outside the class list name no class: they are left out. With ``open_classes``
+    rows of a new class are counted and left out."""
+    absent = _outside(batch, label_idx, pred_idx) & ~_counted(batch, checks)
+    if absent.any():
+        batch, label_idx, pred_idx = _without(absent, batch, label_idx, pred_idx)
+    new, counts = _new_classes(batch, checks, label_idx, pred_idx) if open_classes else (None, {})
     if new is not None:
-        keep = ~new
-        batch = batch.filter(pa.array(keep))
-        label_idx = None if label_idx is None else label_idx[keep]
-        pred_idx = None if pred_idx is None else pred_idx[keep]
-    def floats(column: str) -> np.ndarray:
-        return np.asarray(batch.column(column).to_numpy(zero_copy_only=False), dtype=np.float64)
+        batch, label_idx, pred_idx = _without(new, batch, label_idx, pred_idx)
 
-    s = np.column_stack([floats(c) for c in scores]) if scores else None
+    def floats(column: str | None) -> np.ndarray | None:
+        return None if column is None else np.asarray(batch.column(column).to_numpy(zero_copy_only=False),
+                                                      dtype=np.float64)
+
+    s = np.column_stack([floats(c) for c in checks["scores"]]) if checks["scores"] else None
     if pred_idx is None:
         pred_idx = predicted_class(s, task, threshold).astype(np.int64, copy=False)
-    out = update(task, labels, bins, pred_idx, label_idx=label_idx, scores=s,
-                 price=None if price is None else floats(price), weight=None if weight is None else floats(weight),
-                 threshold=threshold)
+    out = update(task, labels, bins, pred_idx, label_idx=label_idx, scores=s, price=floats(checks["price"]),
+                 weight=floats(checks["weight"]), threshold=threshold)
     return dataclasses.replace(out, new_classes=counts) if counts else out
 
 
@@ -96,8 +107,8 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                 prediction: str | None = None, scores: Sequence[str] = (), price: str | None = None,
                 weight: str | None = None, threshold: float = 0.5, filter=None, batch_rows: int = 262_144,
                 progress: Callable[[int], None] | None = None, where: str = "table",
-                open_classes: bool = False) -> PeriodStats:
-    """:class:`PeriodStats` of a dataset in ONE pass over its batches (metrics_core.dataset).
+                open_classes: bool = False, threads: int | None = None) -> PeriodStats:
+    """:class:`PeriodStats` of a dataset in ONE pass over its batches (:func:`metrics_core.dataset.scan_batches`).
 
     Parameters
     ----------
@@ -129,7 +140,12 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     open_classes : bool
         False (a closed class list): a label or prediction outside ``labels`` is an error. True:
         those rows are counted per new class (``PeriodStats.new_classes``) and left out of every
-        other statistic.
+        other statistic. Either way a row of weight 0 outside ``labels`` names no class and is
+        left out (:func:`metrics_core.contract.counted_rows`).
+    threads : int, optional
+        Threads computing batch statistics (:func:`metrics_core.dataset.parallel.scan_batches`;
+        None: :func:`~metrics_core.threads.default_threads`); the batches merge in file order
+        whatever the number, so the result does not depend on it.
 
     Returns
     -------
@@ -144,8 +160,7 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         file, column, number of rows and an example. An empty selection (no rows) is an error too.
     """
     labels = np.asarray(list(labels))
-    if task not in ("binary", "multiclass"):
-        raise InputError(f"task: expected 'binary' or 'multiclass', got {task!r}.")
+    check_task(task)
     if task == "binary" and labels.size != 2:
         raise InputError(f"labels: a binary task needs [negative, positive], got {labels.tolist()!r}.")
     scores = list(scores)
@@ -156,29 +171,26 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         raise InputError(f"scores: one score column per class is needed ({labels.size}), got {len(scores)}.")
     needed = [c for c in (label, prediction, price, weight) if c] + scores
     in_memory = isinstance(source, pa.Table)
-    ds = None if in_memory else open_dataset(source)
-    batches = _table_batches(source, needed, filter, where) if in_memory else \
-        iter_batches(ds, needed, filter=filter, batch_rows=batch_rows)
+    data = source if in_memory else open_dataset(source)
     checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price)
+
+    def batch_stats(batch: pa.RecordBatch, path: str, first_row: int) -> PeriodStats:
+        label_idx, pred_idx = _class_indices(batch, path, first_row, labels, checks, open_classes)
+        return _batch_stats(batch, task, labels, bins, label_idx, pred_idx, checks, threshold, open_classes)
+
+    def explain(bad: InputError, path: str, _batch, _row) -> InputError:
+        if in_memory:  # the table is one batch: the count is already the whole table's
+            return bad
+        # the bad rows counted over the whole file, not this batch
+        return file_error(bad, data, path, needed, filter=filter, batch_rows=batch_rows, labels=labels.tolist(),
+                          **checks)
+
     out: PeriodStats | None = None
-    last_path, first_row = None, 0
-    for path, batch in batches:
-        if path != last_path:
-            last_path, first_row = path, 0
-        try:
-            label_idx, pred_idx = _class_indices(batch, path, first_row, labels, checks, open_classes)
-        except InputError as bad:  # count the bad rows of the whole file, not of this batch
-            if in_memory:  # the table is one batch: the count is already the whole table's
-                raise
-            raise file_error(bad, ds, path, needed, filter=filter, batch_rows=batch_rows, labels=labels.tolist(),
-                             **checks) from None
-        rows = batch.num_rows
-        part = _batch_stats(batch, task, labels, bins, label_idx, pred_idx, scores, price, weight, threshold,
-                            checks if open_classes else None)
+    for _, batch, _, part in scan_batches(data, needed, batch_stats, filter=filter, batch_rows=batch_rows,
+                                          threads=threads, explain=explain, where=where):
         out = part if out is None else out.merge(part)
-        first_row += rows
         if progress is not None:
-            progress(rows)
+            progress(batch.num_rows)
     if out is None:
         where = where if in_memory else source
         raise NoRowsError(f"{where}: no rows{' for ' + str(filter) if filter is not None else ''} (empty period). "

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from metrics_core._validate import check_lengths, check_scores, check_weights, to_numpy, weighted_rows
-from metrics_core.contract.classes import binary_classes
+from metrics_core.contract.classes import binary_classes, check_task
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _labels, _verdict, _warn
 from metrics_core.misread import MisreadInputWarning
@@ -113,8 +113,7 @@ def _score_replicates(metric, task, y, a, b, n_boot, rng, kwargs) -> np.ndarray:
 
 
 def _check_options(task: str, kind: str, n_boot) -> None:
-    if task not in ("binary", "multiclass"):
-        raise InputError(f"task: must be 'binary' or 'multiclass', got {task!r}.")
+    check_task(task)
     if kind not in ("pred", "score"):
         raise InputError(f"kind: must be 'pred' (predicted labels) or 'score' (scores), got {kind!r}.")
     if not isinstance(n_boot, (int, np.integer)) or n_boot < 1:

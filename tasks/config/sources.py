@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from metrics_core import contract
-from metrics_core.contract import Columns, Layout, binary_classes, check_class_list, missing_columns, resolve_layout
-from metrics_core.dataset import class_labels, dataset_class_rows, open_dataset
+from metrics_core.contract import Columns, Layout, missing_columns, resolve_layout
+from metrics_core.dataset import open_dataset, resolve_class_list
 from metrics_core.errors import InputError
 from tasks.config.spec import ColumnMap, RunSpec, SpecError
 
@@ -177,26 +177,13 @@ def _midnight(day: date, t: pa.DataType) -> pa.Scalar:
 
 
 def class_list(spec: RunSpec, source: str, filter=None) -> list:
-    """The class list: the spec's ``labels``, else the sorted labels of ``source`` (binary:
-    ``[negative, positive]`` with the spec's ``positive_class``, named by the contract).
-
-    More than two classes in a binary source is an :class:`InputError` that says where each
-    class is (rows and first row, :func:`metrics_core.dataset.dataset_class_rows`: a second pass).
+    """The class list of the spec on ``source``: the spec's ``labels``, else the classes of the data
+    (binary: ``[negative, positive]`` with the spec's ``positive_class``), by the one rule of the
+    flows and the notebook API (:func:`metrics_core.dataset.resolve_class_list`; a third class of a
+    binary source says where each class is).
     """
-    if spec.labels is not None:
-        values = list(spec.labels)
-    else:
-        values = class_labels(source, columns_of(spec), filter=filter).tolist()
-    where = f"{source}: column {spec.columns.label!r}"
-    if spec.task != "binary":
-        return check_class_list(values, where=where)
-    try:
-        return binary_classes(values, spec.positive_class, where=where)
-    except InputError as exc:
-        if spec.labels is not None or len(values) <= 2:  # (an error about the spec's list, or the positive class)
-            raise
-        where_each = dataset_class_rows(source, columns_of(spec), filter=filter)
-        raise InputError(f"{exc} Where they are: {where_each}.") from None
+    return resolve_class_list(source, spec.task, columns_of(spec), labels=spec.labels,
+                              positive_class=spec.positive_class, filter=filter)
 
 
 def layout(spec: RunSpec, source: str, labels: list, *, require_labels: bool) -> Layout:
