@@ -25,7 +25,7 @@ def test_the_flow_and_the_notebook_api_find_the_same_classes_in_a_weighted_refer
     pq.write_table(reference, cur)
     spec = load_spec({"data": {"reference": str(ref), "current": str(cur)}, "columns": {"weight": "weight"}})
     plan = monitor.plan_period.fn(spec, "2024-01")  # what the flow resolves before reading rows
-    flow = monitor.summarise.fn(spec, plan.reference, plan.ref_layout)  # the flow's pass over the reference
+    flow = monitor.scan_source_stats.fn(spec, plan.reference, plan.ref_layout)  # the flow's pass over the reference
     notebook = assess_period(reference, reference, columns={"weight": "weight"}, report_options={"n_boot": 0})
     assert plan.labels == ["a", "b"]
     assert flow.labels.tolist() == notebook.reference.labels.tolist() == ["a", "b"]
