@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from metrics_core.monitoring import Alert, AlertPolicy
+from metrics_core.monitoring.policy import POLICY_FIELDS
 from metrics_core.monitoring.estimate import PREFIX as ESTIMATE_PREFIX
 
 if TYPE_CHECKING:  # the tasks import this module, not the other way round
@@ -49,11 +50,23 @@ def summary_markdown(plan: "Plan", a: "PeriodAssessment", period_column: str, po
     if d.headline:
         h = d.headline
         lines += [f"Headline {h.metric}: {h.value:.4f} (interval {h.low:.4f} - {h.high:.4f}), floor {h.floor:.4f}.", ""]
-    p = AlertPolicy.of(policy)
-    lines += ["## Policy", "", f"Tests corrected with {p.correction} at alpha {p.alpha}; practical thresholds: "
-              f"prevalence change {p.prevalence_change:g}, class-mix PSI {p.psi:g}, score shift (Wasserstein) "
-              f"{p.score_shift:g}, price shift {p.price_change:.0%}, headline drop {p.metric_drop:g}."]
+    lines += ["## Policy", "", policy_sentence(policy)]
     return "\n".join(lines) + "\n"
+
+
+def policy_sentence(policy) -> str:
+    """The alert policy in one sentence: the correction, then every threshold by the name a run spec's
+    ``alerts`` section sets it (read from :data:`~metrics_core.monitoring.policy.POLICY_FIELDS`, so a
+    new field is shown without an edit here; ``metric_floor`` only when set).
+
+    >>> policy_sentence({"calibration_change": 0.07}).split("; ")[1]
+    'practical thresholds prevalence_change 0.02, psi 0.1, score_shift 0.02, calibration_change 0.07, price_change 0.1, metric_drop 0.05 (run spec: alerts).'
+    """
+    p = AlertPolicy.of(policy)
+    shown = [f"{f.name} {getattr(p, f.name):g}" for f in POLICY_FIELDS
+             if f.name not in ("alpha", "correction", "level") and getattr(p, f.name) is not None]
+    return (f"Tests corrected with {p.correction} at alpha {p.alpha:g}; practical thresholds {', '.join(shown)} "
+            "(run spec: alerts).")
 
 
 def _num(metrics: dict, key: str) -> float:

@@ -23,3 +23,16 @@ def test_the_period_note_opens_with_the_verdict(current, opening):
     a = mon.assess_period(three_class_period(), current)
     note = period_note(SimpleNamespace(period="2024-10", model="m"), a)
     assert note.startswith(opening), note
+
+
+def test_the_policy_sentence_names_every_threshold_the_spec_can_set():
+    """The summary listed five thresholds by hand and left out calibration_change; now it reads every field."""
+    from metrics_core.monitoring.policy import POLICY_FIELDS
+    from tasks.render.markdown import policy_sentence
+
+    text = policy_sentence({"calibration_change": 0.07, "metric_floor": 0.8})
+    assert "calibration_change 0.07" in text and "metric_floor 0.8" in text
+    for f in POLICY_FIELDS:
+        if f.name not in ("alpha", "correction", "level"):
+            assert f"{f.name} " in text
+    assert "metric_floor" not in policy_sentence(None)  # unset: the floor follows the reference
