@@ -281,9 +281,9 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
 @dataclass(frozen=True)
 class PeriodEstimate:
     """What the label-lag estimate and the calibration check add to a monitored period: ``metrics``
-    (``estimated/<key>`` with intervals; with labels ``calibration_change/<class>``,
-    ``max_calibration_change`` and the period's ``perf/<calibration key>``), ``tests`` (the
-    calibration-change tests, keyed by ``TestKey("calibration", class)``) and ``headline`` (the
+    (``estimated/<key>`` with intervals; with labels the period's ``perf/<calibration key>``),
+    ``tests`` (the calibration-change tests, keyed by ``TestKey("calibration", class)``; their
+    metrics are the calibration kind's, :mod:`metrics_core.monitoring.kinds.calibration`) and ``headline`` (the
     estimated headline, metric ``estimated/<metric>``, for a period without labels; else None)."""
 
     metrics: dict
@@ -324,9 +324,6 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
     if current.calibration is not None:
         checks = calibration_change(cal_map, current)
         tests = {TestKey("calibration", name): t for name, t in checks.items()}
-        metrics.update({f"calibration_change/{name}": t.effect_size for name, t in checks.items()})
-        effects = [t.effect_size for t in checks.values() if math.isfinite(t.effect_size)]
-        metrics["max_calibration_change"] = max(effects) if effects else math.nan
         values, _ = calibration_metrics(current.calibration)
         metrics.update({f"perf/{k}": v for k, v in values.items()})
     headline = None
