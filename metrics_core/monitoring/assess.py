@@ -1,4 +1,4 @@
-"""Monitoring from a notebook: one period against its reference, from tables or statistics, to the typed result."""
+"""One period against its reference, to the typed result: from tables (the notebook API) or from statistics (the flow)."""
 
 from __future__ import annotations
 
