@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from metrics_core import _validate as v
+from metrics_core._score_kernels import lazy_modules
 from metrics_core.contract import (Columns, Layout, check_batch, check_class_list, class_indices,
                                    predicted_class, read_type, resolve_layout, score_column_classes,
                                    score_sums_off)
@@ -398,7 +399,8 @@ confusion_only, twin_weight
             return item, exc
 
     batches = batches_with_rows(ds, plan.needed, filter=filter, batch_rows=batch_rows, parts=parts)
-    for (batch, path, first_row), stats in ordered_map(batch_stats, _reordered(batches), threads):
+    imports = lazy_modules(weighted=plan.layout.weight is not None)
+    for (batch, path, first_row), stats in ordered_map(batch_stats, _reordered(batches), threads, imports=imports):
         if isinstance(stats, InputError):
             raise _explain(stats, plan, ds, path, batch, first_row, filter, batch_rows) from None
         if task == "binary":
@@ -507,7 +509,8 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
         return batch.num_rows, ScoreCounts.from_arrays(ti == j, s, w)
 
     batches = (batch for _path, batch in iter_batches(ds, needed, filter=filter, batch_rows=batch_rows, parts=parts))
-    for n, counts in ordered_map(batch_counts, batches, threads):
+    imports = lazy_modules(weighted=columns.weight is not None)
+    for n, counts in ordered_map(batch_counts, batches, threads, imports=imports):
         merger.push(counts)
         done += n
         if progress is not None:
