@@ -171,8 +171,9 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
         one-vs-rest score statistics, then one pass per class over the label, that class's score
         and the weight, folded (:func:`~metrics_core.counts.fold_negative_runs`: same AUROC,
         about 2 x prevalence of the rows) before the next class: O(distinct scores of one class)
-        instead of K times that. The metrics are identical; per-class curves keep the ROC
-        vertices. None: :func:`scans_by_class`. ``progress`` then counts the rows of every pass.
+        instead of K times that. The metrics are identical; per-class curves draw as the
+        unfolded ones (the lift within 2.5e-7: :func:`~metrics_core.counts.fold_negative_runs`).
+        None: :func:`scans_by_class`. ``progress`` then counts the rows of every pass.
     threads : int, optional
         Threads computing batch statistics (None: 2, or ``CLASSWATCH_SCAN_THREADS``); the
         result does not depend on it (see :func:`scan_partial`).
