@@ -18,6 +18,27 @@ _SIGNED_ORDERED = np.uint64(1 << 63)  # u64 keys below it order as int64
 _CHUNK = 1 << 16  # keys built per step: the range check reads them while they are in cache
 
 
+#: Modules these kernels import on first use only (a command that never needs them does not pay
+#: for loading them): SciPy's sparse kernel for merges, polars for the weighted sort of 64-bit keys.
+_MERGE_MODULES = ("scipy.sparse._sparsetools",)
+_WEIGHTED_MODULES = ("polars",)
+
+
+def lazy_modules(weighted: bool) -> tuple[str, ...]:
+    """The modules the update and merge kernels of a (``weighted``) scan may import on first use.
+
+    A scan imports them on its own thread before its worker threads start
+    (:func:`metrics_core.dataset.parallel.ordered_map`'s ``imports``), so that no module is
+    first imported on a worker while another worker runs.
+
+    Examples
+    --------
+    >>> lazy_modules(weighted=True)
+    ('scipy.sparse._sparsetools', 'polars')
+    """
+    return _MERGE_MODULES + (_WEIGHTED_MODULES if weighted else ())
+
+
 def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
     """Sort unsigned keys (carrying weights along).
 
@@ -44,7 +65,7 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
         packed.sort()
         rows = (packed & np.uint64(0xFFFFFFFF)).astype(np.intp)
         return (packed >> np.uint64(32)).astype(np.uint32), w[rows]
-    import polars as pl  # (only here: loading it costs a command 0.3 s)
+    import polars as pl  # (only here: loading it costs a command 0.3 s; in lazy_modules)
 
     frame = pl.DataFrame({"k": key, "w": w}).sort("k", multithreaded=False)
     return frame["k"].to_numpy(), frame["w"].to_numpy()
@@ -302,7 +323,7 @@ class PackedScoreCounts:
 
     def merge(self, other: "PackedScoreCounts") -> "PackedScoreCounts":
         """The union of the keys, values of equal keys added (``self + other``)."""
-        from scipy.sparse._sparsetools import csr_plus_csr  # the kernel of CSR + (scipy.sparse loads in 0.1 s)
+        from scipy.sparse._sparsetools import csr_plus_csr  # the kernel of CSR + (0.1 s; in lazy_modules)
 
         n = self.keys.size + other.keys.size
         indptr, keys, values = np.empty(2, np.int64), np.empty(n, np.int64), np.empty(n, np.complex128)

@@ -14,12 +14,14 @@ from metrics_core.errors import InputError, bad_rows
 
 def _polars_kind(x: Any) -> str | None:
     """``"Series"`` or ``"DataFrame"`` when ``x`` is that polars object, else None; without importing
-    polars: a polars object cannot exist before polars is loaded, and a report need not load it."""
+    polars: a polars object cannot exist before polars is loaded, and a report need not load it.
+    A polars still being imported (by another thread) may not define its classes yet: no object
+    of theirs exists then either."""
     pl = sys.modules.get("polars")
-    if pl is not None:
-        for kind in ("Series", "DataFrame"):
-            if isinstance(x, getattr(pl, kind)):
-                return kind
+    for kind in ("Series", "DataFrame"):
+        cls = getattr(pl, kind, None)
+        if isinstance(cls, type) and isinstance(x, cls):
+            return kind
     return None
 
 

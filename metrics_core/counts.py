@@ -294,12 +294,18 @@ class FoldedScoreCounts(ScoreCounts):
     A final statistic, not a mergeable one: rows of another partition may put a positive inside
     a folded run. Made by :func:`fold_negative_runs`; merging it is an error.
 
+    ``lift_depths`` (ascending; not compared) are the depths, rows or weight at or above the
+    threshold, of the folded-away scores that the lift curve needs to draw as the unfolded
+    statistic's (:func:`metrics_core.curves.lift_of_gain`). None: nothing was folded away.
+
     Examples
     --------
     >>> f = fold_negative_runs(ScoreCounts(np.array([0.1, 0.2]), np.array([0, 0]), np.array([1, 1])))
     >>> f.scores.tolist(), f.neg.tolist()
     ([0.1], [2])
     """
+
+    lift_depths: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def merge(self, other):
         """Always raises :class:`InputError`: merge the statistics before folding them."""
@@ -320,6 +326,14 @@ def fold_negative_runs(sc: ScoreCounts) -> FoldedScoreCounts:
     one-vs-rest statistics of a class of prevalence p is about 2p of the rows instead of all of
     them. Folding a folded statistic changes nothing.
 
+    A run is one straight segment of the ROC, PR and gain curves, but not of the lift curve
+    (TPR / depth with the TPR fixed: a hyperbola). So the depths of some folded-away scores are
+    kept (``lift_depths``): the two scores about each depth T / :data:`LIFT_STEP` ** k (T the
+    total), so that between two kept neighbours the depth grows at most by the factor
+    ``LIFT_STEP`` and the straight line between them departs from the unfolded curve by at most
+    (LIFT_STEP - 1)**2 / 4 of its value (2.5e-7). At most 2 log(T / smallest depth) / log(LIFT_STEP)
+    depths: about 37,000 for 100 million rows.
+
     Parameters
     ----------
     sc : ScoreCounts
@@ -337,13 +351,54 @@ def fold_negative_runs(sc: ScoreCounts) -> FoldedScoreCounts:
     >>> f.scores.tolist(), f.pos.tolist(), f.neg.tolist()
     ([0.1, 0.3, 0.5], [0, 1, 0], [3, 1, 2])
     """
+    if isinstance(sc, FoldedScoreCounts):
+        return sc
     pure = sc.pos == 0
     if pure.size < 2:
         return FoldedScoreCounts(sc.scores, sc.pos, sc.neg)
     starts = np.flatnonzero(np.concatenate(([True], ~(pure[1:] & pure[:-1]))))
     if starts.size == pure.size:
         return FoldedScoreCounts(sc.scores, sc.pos, sc.neg)
-    return FoldedScoreCounts(sc.scores[starts], sc.pos[starts], np.add.reduceat(sc.neg, starts))
+    return FoldedScoreCounts(sc.scores[starts], sc.pos[starts], np.add.reduceat(sc.neg, starts),
+                             lift_depths=_lift_depths(sc, starts))
+
+
+#: The largest factor between the depths of two neighbouring points of a folded statistic's lift
+#: curve inside a folded run (:func:`fold_negative_runs`): the line drawn between them departs
+#: from the unfolded curve by at most (LIFT_STEP - 1)**2 / 4 = 2.5e-7 of its value.
+LIFT_STEP = 1.001
+_FOLD_BLOCK = 1 << 20  # scores per block of _lift_depths
+
+
+def _lift_depths(sc: ScoreCounts, starts: np.ndarray) -> np.ndarray:
+    """The depths of the folded-away scores of ``sc`` (not in ``starts``) next to a depth T / LIFT_STEP**k.
+
+    In blocks from the highest score down: the depths of all scores would be one more array of
+    the statistic's size, which the class-at-a-time scan exists to avoid.
+    """
+    n = sc.scores.size
+    total = float(np.sum(sc.pos, dtype=np.float64) + np.sum(sc.neg, dtype=np.float64))
+    top = float(sc.pos[-1] + sc.neg[-1])
+    if not total > 0 or not top > 0:
+        return np.empty(0)
+    grid = total / LIFT_STEP ** np.arange(int(np.ceil(np.log(total / top) / np.log(LIFT_STEP))), -1, -1)
+    kept, offset, before = [], 0.0, np.nan
+    for begin in range(0, n, _FOLD_BLOCK):  # k = position from the top; the entry is n - 1 - k
+        end = min(begin + _FOLD_BLOCK, n)
+        depth = np.cumsum(np.flip(sc.pos[n - end:n - begin] + sc.neg[n - end:n - begin]), dtype=np.float64)
+        depth += offset
+        here = grid[(grid > offset) & (grid <= depth[-1])] if begin else grid[grid <= depth[-1]]
+        at = np.searchsorted(depth, here)  # the first score reaching each grid depth, and the one before
+        ks = np.concatenate((at, at - 1)) + begin
+        ds = np.concatenate((depth[at], np.where(at > 0, depth[np.maximum(at - 1, 0)], before)))
+        kept.append(np.stack((ks, ds)))
+        offset, before = float(depth[-1]), float(depth[-1])
+    ks, ds = np.concatenate(kept, axis=1)
+    entry = n - 1 - ks.astype(np.int64)
+    inside = (ks >= 0) & (entry >= 0)
+    entry, ds = entry[inside], ds[inside]
+    folded_away = starts[np.minimum(np.searchsorted(starts, entry), starts.size - 1)] != entry
+    return np.unique(ds[folded_away])
 
 
 _BIN_BLOCK = 1 << 16  # scores per block of bin_index

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics_core._score_kernels import one_row_each
-from metrics_core.counts import BinnedScoreCounts, ScoreCounts
+from metrics_core.counts import BinnedScoreCounts, FoldedScoreCounts, ScoreCounts
 from metrics_core.formulas import ratio
 from metrics_core.losses import BLOCK, binned_losses, exact_loss_sums
 
@@ -422,28 +422,43 @@ def lift_curve(sc: ScoreCounts):
     >>> lift_curve(sc)[1].tolist()
     [2.0, 2.0, 1.3333333333333333, 1.0]
     """
-    return lift_of_gain(*gain_curve(sc))
+    return lift_of_gain(*gain_curve(sc), sc=sc)
 
 
-def lift_of_gain(frac: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray):
+def lift_of_gain(frac: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray, *, sc: ScoreCounts | None = None):
     """The lift curve from the arrays of :func:`gain_curve` (views of them but the lift itself).
 
     Parameters
     ----------
     frac, tpr, thresholds : numpy.ndarray
         :func:`gain_curve` of one statistic.
+    sc : ScoreCounts, optional
+        That statistic. A :class:`~metrics_core.counts.FoldedScoreCounts` (a class-at-a-time
+        scan's) gets back the points of the folded-away scores it kept (``lift_depths``). Along
+        a folded run the ROC, PR and gain curves are straight, the lift is not (TPR / depth with
+        the TPR fixed): without them a class of prevalence 0.1 drew a straight line from
+        (0.1, 10) to (1, 1), 5.5 at depth 0.5 where the curve is 2.
 
     Returns
     -------
     (numpy.ndarray, numpy.ndarray, numpy.ndarray)
-        As :func:`lift_curve`.
+        As :func:`lift_curve`. A point added for a folded statistic has the threshold nan: the
+        fold kept only each run's lowest score.
 
     Examples
     --------
     >>> lift_of_gain(np.array([0.0, 0.5, 1.0]), np.array([0.0, 1.0, 1.0]), np.array([np.inf, 0.9, 0.1]))[1].tolist()
     [2.0, 1.0]
     """
-    return frac[1:], np.asarray(ratio(tpr[1:], frac[1:]), float).reshape(-1), thresholds[1:]
+    x, lift, t = frac[1:], np.asarray(ratio(tpr[1:], frac[1:]), float).reshape(-1), thresholds[1:]
+    depths = getattr(sc, "lift_depths", None) if isinstance(sc, FoldedScoreCounts) else None
+    if depths is None or not depths.size or not x.size:
+        return x, lift, t
+    tps, fps = _cumulative(sc)
+    added = depths / (tps[-1] + fps[-1])
+    at = np.searchsorted(x, added)  # inside a run: the run's end point has its TPR
+    return (np.insert(x, at, added), np.insert(lift, at, tpr[1:][np.minimum(at, x.size - 1)] / added),
+            np.insert(np.asarray(t, np.float64), at, np.nan))
 
 
 def probability_losses(sc: ScoreCounts | BinnedScoreCounts):

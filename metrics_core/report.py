@@ -36,7 +36,7 @@ def _curve_dict(sc) -> dict:
     # Equal arrays are shared, as views, not copies (at 20M distinct scores each is 160 MB): the
     # gain's TPR is the ROC's; the PR curve's recall and thresholds are the ROC's TPR and
     # thresholds reversed; the lift's fractions and thresholds are the gain's without the first.
-    lift_x, lift, lift_t = lift_of_gain(frac, tpr, thresholds)
+    lift_x, lift, lift_t = lift_of_gain(frac, tpr, thresholds, sc=sc)
     return {"roc": {"x": fpr, "y": tpr, "thresholds": thresholds},
             "pr": {"x": recall, "y": precision, "thresholds": ascending},
             "gain": {"x": frac, "y": tpr, "thresholds": thresholds},

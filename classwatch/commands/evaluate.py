@@ -134,14 +134,32 @@ def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float 
         pos, labels, use_prediction = 1, layout.labels or None, None
     options = dict(labels=labels, pos_label=pos, threshold=threshold, bins=bins, batch_rows=batch_rows,
                    progress=progress, use_prediction=use_prediction)
-    if runner == "local":
-        stats = scan_stats(path, task.value, columns, **options)
-    else:
-        from flows.compute_stats import compute_stats
+    try:
+        if runner == "local":
+            stats = scan_stats(path, task.value, columns, **options)
+        else:
+            from flows.compute_stats import compute_stats
 
-        stats = compute_stats(path, task.value, columns, runner=runner, **options)
+            stats = compute_stats(path, task.value, columns, runner=runner, **options)
+    except mc.InputError:
+        if labels is not None:  # the score columns named the classes: a labelled class may lack its column
+            _score_columns_of_every_class(path, columns, schema, weight_column)
+        raise
     to_report = mc.binary_from_stats if task is Task.binary else mc.multiclass_from_stats
     return to_report(stats, beta=beta, level=level, n_boot=n_boot, seed=seed)
+
+
+def _score_columns_of_every_class(path: Path, columns, schema, weight_column: str | None) -> None:
+    """Raise the contract's missing-score-column error when a class of the rows of ``path`` has no
+    ``score_<class>`` column. A row with such a label was reported as outside the class list the
+    score columns make, with the advice to drop it: the class would have gone from the evaluation.
+    (Checked only once the scan has failed: a correct file pays no second pass.)"""
+    from metrics_core.contract import resolve_layout
+    from metrics_core.dataset import class_labels
+
+    classes = class_labels(path, columns, with_prediction=False).tolist()
+    resolve_layout(schema, "multiclass", columns, labels=classes, require=["label"] + (["weight"] if weight_column
+                                                                                     else []), where=path)
 
 
 class _RowProgress:

@@ -327,8 +327,10 @@ def _score_columns(schema: pa.Schema, task: str, columns: Columns, classes: list
     if present and len(present) != len(wanted):
         gone = [c for c in wanted if c not in names]
         raise InputError(f"{where}: missing per-class score column(s) {gone!r} ({len(gone)} of {len(wanted)} classes), "
-                         f"e.g. {gone[0]!r}. Every class in the class list needs its score column; the data has "
-                         f"columns {names[:25]!r}.")
+                         f"e.g. {gone[0]!r}. Every class in the class list needs its score column, named "
+                         f"{columns.score_prefix}<class> (the model's score of that class); the data has columns "
+                         f"{names[:25]!r}. Add the missing column(s); dropping the rows of those classes would "
+                         "leave them out of the evaluation.")
     return present, classes
 
 

@@ -3,6 +3,7 @@ merges, hence the same result), a failed batch restated, progress after each bat
 
 from __future__ import annotations
 
+import importlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar
@@ -19,7 +20,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Iterator[R]:
+def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int, *, imports: Sequence[str] = ()) -> Iterator[R]:
     """``map(fn, items)`` computed on ``threads`` threads, yielded in input order.
 
     At most ``threads`` items are read ahead, so memory stays a few batches whatever the number
@@ -36,6 +37,13 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Itera
         1 runs a plain loop on the calling thread. Either way each call's kernels use one thread
         (:func:`metrics_core.threads.one_kernel_thread`): the items already run side by side, or
         on a core the caller shares with others (a Dask worker).
+    imports : sequence of str
+        Modules ``fn`` may import on first use (e.g.
+        :func:`metrics_core._score_kernels.lazy_modules`): imported here, on the calling thread,
+        before any worker starts. A module imported for the first time on a worker thread sits
+        half-initialised in ``sys.modules`` while the other workers run, and code that looks
+        it up there (``metrics_core._validate`` asks whether polars is loaded) then fails with
+        "partially initialized module"; so no module is first imported on a worker.
 
     Yields
     ------
@@ -53,6 +61,8 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int) -> Itera
     if threads <= 1:
         yield from map(serial, items)
         return
+    for name in imports:
+        importlib.import_module(name)
     pending: deque = deque()
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="classwatch-scan") as pool:
         try:
@@ -71,7 +81,7 @@ def scan_batches(source, columns_needed: Sequence[str], update: Callable[[pa.Rec
                  filter=None, batch_rows: int = 1_000_000, parts: Sequence[Part] | None = None,
                  threads: int | None = None, explain: Callable[[InputError, str, pa.RecordBatch, int], Exception]
                  | None = None, progress: Callable[[int, int | None], None] | None = None, total: int | None = None,
-                 where: str = "table") -> Iterator[tuple[str, pa.RecordBatch, int, R]]:
+                 where: str = "table", imports: Sequence[str] = ()) -> Iterator[tuple[str, pa.RecordBatch, int, R]]:
     """Every batch of ``source`` with ``update(batch, path, first_row)``, in batch order.
 
     The loop that every scan shares (evaluation statistics, monitoring periods, class values):
@@ -102,6 +112,9 @@ def scan_batches(source, columns_needed: Sequence[str], update: Callable[[pa.Rec
         The rows expected, passed to ``progress``.
     where : str
         The name of an in-memory table.
+    imports : sequence of str
+        Modules ``update`` may import on first use, imported before the threads start
+        (:func:`ordered_map`).
 
     Yields
     ------
@@ -127,7 +140,7 @@ def scan_batches(source, columns_needed: Sequence[str], update: Callable[[pa.Rec
 
     batches = source_batches(source, columns_needed, filter=filter, batch_rows=batch_rows, parts=parts, where=where)
     done = 0
-    for (path, batch, first_row), out in ordered_map(run, batches, threads or default_threads()):
+    for (path, batch, first_row), out in ordered_map(run, batches, threads or default_threads(), imports=imports):
         if isinstance(out, InputError):
             raise (out if explain is None else explain(out, path, batch, first_row)) from None
         yield path, batch, first_row, out

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from metrics_core import _validate as v
+from metrics_core._score_kernels import lazy_modules
 from metrics_core.contract import (Columns, Layout, check_batch, check_task, class_indices, predicted_class, read_type,
                                    resolve_layout, score_sums_off)
 from metrics_core.counts import ScoreCounts, fold_negative_runs
@@ -117,8 +118,9 @@ def scan_stats(source, task: str, columns: Columns = Columns(), *, labels: Seque
         one-vs-rest score statistics, then one pass per class over the label, that class's score
         and the weight, folded (:func:`~metrics_core.counts.fold_negative_runs`: same AUROC,
         about 2 x prevalence of the rows) before the next class: O(distinct scores of one class)
-        instead of K times that. The metrics are identical; per-class curves keep the ROC
-        vertices. None: :func:`scans_by_class`. ``progress`` then counts the rows of every pass.
+        instead of K times that. The metrics are identical; per-class curves draw as the
+        unfolded ones (the lift within 2.5e-7: :func:`~metrics_core.counts.fold_negative_runs`).
+        None: :func:`scans_by_class`. ``progress`` then counts the rows of every pass.
     threads : int, optional
         Threads computing batch statistics (None: 2, or ``CLASSWATCH_SCAN_THREADS``); the
         result does not depend on it (see :func:`scan_partial`).
@@ -335,7 +337,8 @@ confusion_only, twin_weight
     for path, batch, first_row, stats in scan_batches(
             ds, plan.needed, lambda batch, path, first_row: _update(plan, batch, path, first_row), filter=filter,
             batch_rows=batch_rows, parts=parts, threads=threads, explain=explain, progress=progress,
-            total=total_rows(ds, filter, parts) if progress is not None else None):
+            total=total_rows(ds, filter, parts) if progress is not None else None,
+            imports=lazy_modules(weighted=plan.layout.weight is not None)):
         if task == "binary":
             lay = plan.layout
             check_binary_labels(batch, path, label=lay.label, prediction=lay.prediction, weight=lay.weight,
@@ -438,7 +441,8 @@ def scan_class_scores(source, columns: Columns, class_list: Sequence, j: int, *,
         return ScoreCounts.from_arrays(ti == j, s, w)
 
     for *_, counts in scan_batches(ds, needed, batch_counts, filter=filter, batch_rows=batch_rows, parts=parts,
-                                   threads=threads, progress=progress):
+                                   threads=threads, progress=progress,
+                                   imports=lazy_modules(weighted=columns.weight is not None)):
         merger.push(counts)
     merged = merger.result()
     del merger

@@ -278,3 +278,46 @@ def test_an_option_of_the_other_task_is_a_usage_error(binary_file, multiclass_fi
     same_task = runner.invoke(app, ["evaluate", str(path), "--task", task, "--no-plots", *defaults_written_out,
                                     "--n-boot", "50"])
     assert same_task.exit_code == 0, same_task.output
+
+
+@pytest.fixture(scope="module")
+def ten_classes_without_score_9(data_dir):
+    """Ten classes whose file has the score columns score_0 .. score_8: score_9 is missing."""
+    rng = np.random.default_rng(32)
+    scores = rng.dirichlet(np.ones(10), 2_000)
+    path = data_dir / "ten.parquet"
+    pl.DataFrame({"label": scores.argmax(axis=1), **{f"score_{k}": scores[:, k] for k in range(9)}}).write_parquet(path)
+    return path
+
+
+def _names_the_missing_score_column(message: str) -> None:
+    message = " ".join(message.split())
+    assert "missing per-class score column(s) ['score_9'] (1 of 10 classes)" in message
+    assert "named score_<class> (the model's score of that class)" in message and "Add the missing column" in message
+    assert "not in the class list" not in message and "or drop these rows" not in message
+
+
+def test_a_missing_score_column_is_named_not_reported_as_labels_outside_the_class_list(ten_classes_without_score_9):
+    """The score columns score_0 .. score_8 made the class list, so the rows of class 9 were 'label not in
+    the class list ... drop these rows': advice that removes a class. The error names score_9."""
+    from classwatch.commands.evaluate import Task, build_report
+
+    path = ten_classes_without_score_9
+    with pytest.raises(mc.InputError) as err:
+        build_report(path, Task.multiclass, n_boot=50)
+    _names_the_missing_score_column(str(err.value))
+    with pytest.raises(mc.InputError) as err:  # metrics_core's scan, whose class list comes from the rows
+        mc.dataset.scan_stats(path, "multiclass")
+    _names_the_missing_score_column(str(err.value))
+
+
+def test_the_command_names_a_missing_score_column_in_a_fresh_process(ten_classes_without_score_9):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = ten_classes_without_score_9
+    done = subprocess.run([str(Path(sys.executable).parent / "classwatch"), "evaluate", str(path), "--task",
+                           "multiclass", "--no-plots"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    _names_the_missing_score_column(done.stderr)

@@ -7,10 +7,12 @@ same call inside one_kernel_thread().
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -148,3 +150,16 @@ def test_packed_keys_equal_the_one_pass_build(many_threads):
     key, sort_as = kernels._packed_keys(s, y, np.uint64, 3)
     assert np.array_equal(key, expected)
     assert sort_as is kernels._key_order(expected.min(), expected.max())
+
+
+def test_a_polars_half_imported_by_another_thread_is_no_polars_object(monkeypatch):
+    """While one thread imports polars, ``sys.modules`` holds a module without its classes yet; an
+    argument checked meanwhile on another thread is not a polars object (it raised AttributeError:
+    partially initialized module 'polars' has no attribute 'Series')."""
+    import types
+
+    from metrics_core._validate import check_weights, to_numpy
+
+    monkeypatch.setitem(sys.modules, "polars", types.ModuleType("polars"))
+    assert to_numpy(pa.array([1.0, 2.0]), "sample_weight").tolist() == [1.0, 2.0]
+    assert check_weights(pa.array([0.5, 2.0]), 2).tolist() == [0.5, 2.0]
