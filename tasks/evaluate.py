@@ -6,6 +6,8 @@ from __future__ import annotations
 import platform
 import sys
 import time
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -161,32 +163,107 @@ def _typed(pred: np.ndarray, like: np.ndarray) -> np.ndarray:
         return pred
 
 
+@dataclass(frozen=True)
+class Scorer:
+    """How a loaded model scores rows: ``fn(inputs)`` and the class order of its score columns (None: unknown)."""
+
+    fn: Callable
+    classes: list | None
+
+
+def model_scorer(model) -> Scorer:
+    """Score with per-class probabilities whenever the model has them, whatever the pyfunc's default.
+
+    ``mlflow.sklearn.log_model`` makes ``predict`` (labels) the pyfunc's function unless it is given
+    ``pyfunc_predict_fn="predict_proba"``. So the object the pyfunc wraps (``get_raw_model()``,
+    else ``unwrap_python_model()``) is scored with its ``predict_proba`` when it is a classifier in
+    scikit-learn's sense (``predict_proba`` and ``classes_``); its columns are in ``classes_`` order,
+    named by the model's ``metadata["classes"]`` when that list has as many entries. A pyfunc that
+    already returns probabilities, or a model without ``predict_proba``, is scored by its ``predict``.
+    Returns the scoring function of the loaded ``mlflow.pyfunc.PyFuncModel`` and its class order.
+    """
+    declared = (model.metadata.metadata or {}).get("classes")
+    if model.metadata.flavors.get("python_function", {}).get("predict_fn") == "predict_proba":
+        return Scorer(model.predict, declared)
+    raw = _wrapped(model)
+    own = getattr(raw, "classes_", None)
+    if not callable(getattr(raw, "predict_proba", None)) or own is None:
+        return Scorer(model.predict, declared)
+    same = declared is not None and len(declared) == len(own)
+    return Scorer(raw.predict_proba, list(declared) if same else list(own))
+
+
+def _wrapped(model):
+    """The object a pyfunc model wraps (a flavour's raw model or a PythonModel), or None."""
+    from mlflow.exceptions import MlflowException
+
+    for unwrap in (model.get_raw_model, model.unwrap_python_model):
+        try:
+            return unwrap()
+        except (NotImplementedError, MlflowException):
+            continue
+    return None
+
+
+def no_scores_reason(spec: RunSpec, model_uri: str | None) -> str:
+    """Why an evaluation has no score-based metrics or curves: for its description, ISO report and log.
+
+    >>> from tasks.config.spec import load_spec
+    >>> no_scores_reason(load_spec({"task": "binary"}), None).split(", so")[0]
+    'No scores: the test data has no `score` column, only predicted labels (`prediction`)'
+    """
+    lost = ("AUROC, average precision, log loss, Brier score, calibration and the ROC, PR, gain and lift curves "
+            "need per-class scores and are missing")
+    if model_uri:
+        return (f"No scores: the model {model_uri} returned predicted labels only (its predict gives labels and it "
+                f"has no predict_proba with classes_), so {lost}. Log a classifier that has predict_proba, or a "
+                "pyfunc whose predict returns one probability column per class with metadata={'classes': [...]}.")
+    c = spec.columns
+    wanted = f"`{c.score}`" if spec.task == "binary" else f"`{c.score_prefix}<class>`"
+    return (f"No scores: the test data has no {wanted} column, only predicted labels (`{c.prediction}`), so {lost}. "
+            f"Add the model's {'positive-class score' if spec.task == 'binary' else 'per-class scores'} to the file.")
+
+
+def _warn(message: str) -> None:
+    """A warning in the flow run's log (the console of ``classwatch serve``); a Python warning outside a run."""
+    from prefect.exceptions import MissingContextError
+    from prefect.logging import get_run_logger
+
+    try:
+        get_run_logger().warning(message)
+    except MissingContextError:
+        warnings.warn(message, stacklevel=3)
+
+
 @task(name="predict-with-model", **IO)
 def predict(spec: RunSpec, plan: EvalPlan, model_uri: str | None = None) -> Predictions:
-    """Load an MLflow pyfunc model and score the test rows: whole-set throughput and single-row
-    latency p50/p95/p99 over up to ``LATENCY_ROWS`` rows (ISO 6.6)."""
+    """Load an MLflow model and score the test rows (:func:`model_scorer`): whole-set throughput and
+    single-row latency p50/p95/p99 over up to ``LATENCY_ROWS`` rows (ISO 6.6). A model that gives
+    labels only is evaluated on them, with a warning (:func:`no_scores_reason`)."""
     import mlflow.pyfunc
 
     uri = model_uri or plan.model_uri
-    model = mlflow.pyfunc.load_model(model_files(uri, spec.tracking_uri()))
-    classes = (model.metadata.metadata or {}).get("classes")
+    scorer = model_scorer(mlflow.pyfunc.load_model(model_files(uri, spec.tracking_uri())))
+    classes = scorer.classes
     lay = plan.test_layout
     cols = [spec.columns.label, *spec.columns.features, *[c for c in (lay.price, lay.weight, lay.id) if c]]
     frame = sources.read_columns(plan.test, list(dict.fromkeys(cols)))
     y = frame[spec.columns.label].to_numpy()
     inputs = frame.select(spec.columns.features).to_pandas()
     start = time.perf_counter()
-    output = model.predict(inputs)
+    output = scorer.fn(inputs)
     elapsed = time.perf_counter() - start
     single = []
     for i in range(min(LATENCY_ROWS, len(inputs))):
         t = time.perf_counter()
-        model.predict(inputs.iloc[i:i + 1])
+        scorer.fn(inputs.iloc[i:i + 1])
         single.append(time.perf_counter() - t)
     width = np.shape(output)[1] if np.ndim(output) == 2 else 0
     if classes is None and spec.labels is not None and width == len(spec.labels):
         classes = list(spec.labels)  # the spec's class list is the score-column order
     pred, scores = _scores_in_order(output, classes, plan.labels, spec.task, spec.threshold)
+    if scores is None:
+        _warn(no_scores_reason(spec, uri))
     lat = np.asarray(single) * 1000
     timing = {"latency_ms_p50": float(np.percentile(lat, 50)), "latency_ms_p95": float(np.percentile(lat, 95)),
               "latency_ms_p99": float(np.percentile(lat, 99)), "throughput_rows_per_s": len(inputs) / elapsed,

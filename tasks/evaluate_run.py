@@ -16,7 +16,7 @@ from prefect.cache_policies import NO_CACHE
 from tasks import IO
 from tasks.config import sources
 from tasks.config.spec import RunSpec, fingerprint
-from tasks.evaluate import EvalPlan, environment, model_description
+from tasks.evaluate import EvalPlan, environment, model_description, no_scores_reason
 from tasks.render.iso_report import iso_report
 from tasks.render.markdown import evaluation_note
 from tasks.render.tables import curve_tables
@@ -139,11 +139,13 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
     params = {**spec.flat_params(), "test_source": plan.test, "reference_source": plan.reference or "none",
               "labels": json.dumps(plan.labels, default=str), "headline_metric": headline,
               **{f"ons.{k}": v for k, v in rec_d.items() if k in ("metric", "space", "column", "averaging", "beta")}}
+    no_scores = None if report.curves else no_scores_reason(spec, plan.model_uri)
     text = iso_report(spec=spec, plan=plan, report=report, headline=headline, checks=checks, recommendation=rec,
                       champion=champion, timing=timing, environment=environment(), model=model,
-                      drift_rows=None if drift is None else metrics["drift_flagged"])
+                      drift_rows=None if drift is None else metrics["drift_flagged"], no_scores=no_scores)
     tags["mlflow.note.content"] = evaluation_note(plan.model_uri, plan.test, report, headline,  # the run's description
-                                                  rec["recommendation"].metric, checks, champion)
+                                                  rec["recommendation"].metric, checks, champion) \
+        + (f" {no_scores}" if no_scores else "")
     return RunContent(f"{spec.name} evaluation", params=params, metrics=metrics, tags=tags, files=files,
                       tables=tables, texts={"iso_report.md": text})
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tasks.render.plot_workers import plot_paths
+
 NOT_PROVIDED = "not provided"
+#: What a plot file holds beyond its name, where the name does not say it.
+PLOT_NOTES = {"pr": " (with F-beta isolines and the prevalence baseline)"}
+#: Why a report without scores has no curves, when the caller gives no more precise reason.
+NO_SCORES = "No scores: the evaluated predictions are labels only, so the score-based metrics and curves are missing."
 
 
 def _num(v: Any) -> str:
@@ -31,16 +37,21 @@ def _check(result) -> list[str]:
 
 
 def iso_report(*, spec, plan, report, headline: str, checks: dict, recommendation: dict, champion: dict | None,
-               timing: dict | None, environment: dict, model: dict, drift_rows: int | None) -> str:
+               timing: dict | None, environment: dict, model: dict, drift_rows: int | None,
+               no_scores: str | None = None) -> str:
     """Markdown report of an evaluation (ISO/IEC TS 4213 clause 8).
 
     Sections follow the control criteria of clause 5.3: representativeness, training and test
     data, leakage, ground truth, algorithm and hyperparameters, environment, baselines, context;
     then results (metrics with intervals), statistical comparison with the champion (clause 7),
     computational performance (6.6) and the ONS recommendation. A criterion the spec and the
-    data say nothing about reads "not provided", never a guess.
+    data say nothing about reads "not provided", never a guess. The report names only the plots
+    the run holds (:func:`tasks.render.plot_workers.plot_paths`); without scores it says, in the
+    summary and under the results, what is missing and why (``no_scores``, else a generic reason).
     """
     lines = _summary(spec, plan, report, headline, model)
+    if not report.curves:
+        lines[-1:-1] = [f"- **warning**: {no_scores or NO_SCORES}"]
     lines += ["## 5.3 Control criteria", "", "### Context", "", spec.context or NOT_PROVIDED, ""]
     lines += _data(spec, plan, report)
     lines += ["### Representativeness", ""] + _check(checks.get("representativeness")) + [""]
@@ -51,7 +62,7 @@ def iso_report(*, spec, plan, report, headline: str, checks: dict, recommendatio
     lines += ["### Ground truth", "", spec.ground_truth or NOT_PROVIDED, ""]
     lines += _algorithm(model)
     lines += ["", "### Environment", ""] + [f"- {k}: {v}" for k, v in environment.items()] + [""]
-    lines += _baselines(report, headline) + _results(report, spec.alerts.level)
+    lines += _baselines(report, headline) + _results(report, spec.alerts.level) + _artifacts(report, no_scores)
     lines += _champion(spec, champion) + _performance(timing) + _recommendation(recommendation)
     return "\n".join(lines)
 
@@ -106,8 +117,15 @@ def _results(report, level: float) -> list[str]:
     return (["## Results (ISO clause 6)", ""]
             + _table(["metric", "value", f"{level:.0%} low", f"{level:.0%} high"],
                      [[k, v, *(iv.get(k) or (None, None))] for k, v in m.items() if not k.startswith("n_undefined")])
-            + ["", "Curves: roc.png, pr.png (with F-beta isolines and the prevalence baseline), gain.png, lift.png; "
-               "confusion.png; thinned points in curves_*.json.", ""])
+            + [""])
+
+
+def _artifacts(report, no_scores: str | None) -> list[str]:
+    """The plots the run holds, and without scores why it has no curves."""
+    names = [f"{name}.png{PLOT_NOTES.get(name, '')}" for name in plot_paths(report, "")]
+    if report.curves:
+        return [f"Plots: {', '.join(names)}; thinned curve points in curves_*.json.", ""]
+    return [(f"Plots: {', '.join(names)}. " if names else "No plots. ") + (no_scores or NO_SCORES), ""]
 
 
 def _champion(spec, champion: dict | None) -> list[str]:

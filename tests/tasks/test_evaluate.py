@@ -463,3 +463,108 @@ def test_no_calibration_without_scores(data):
     spec = make_spec(data, test="bare", reference=None)
     plan = plan_evaluation.fn(spec)
     assert evaluation_calibration.fn(spec, plan, build_report.fn(spec, evaluation_stats.fn(spec, plan))) is None
+
+
+# ---------------------------------------------------------------- the registry trigger's model, logged as the README shows
+@pytest.fixture(scope="module")
+def readme_models(tmp_path_factory):
+    """Classifiers logged exactly as the README's registry trigger shows (their pyfunc ``predict`` gives
+    labels), multiclass and binary, and a pyfunc model that returns labels only."""
+    import mlflow
+    from mlflow import MlflowClient
+    from sklearn.linear_model import LogisticRegression
+
+    class LabelsOnly(mlflow.pyfunc.PythonModel):
+        def predict(self, context, model_input, params=None):
+            x1, x2 = model_input["x1"].to_numpy(), model_input["x2"].to_numpy()
+            return np.where(x1 > 0.75, "b", np.where(x2 > 0.75, "c", "a"))
+
+    root = tmp_path_factory.mktemp("readme-models")
+    store = f"sqlite:///{root / 'mlflow.db'}"
+    train, test = features(400, 0), features(300, 1)
+    test.write_parquet(root / "multiclass.parquet")
+    test.with_columns(label=(pl.col("label") == "c").cast(pl.Int64)).write_parquet(root / "binary.parquet")
+    inputs = train.select("x1", "x2").to_pandas()
+    fitted = {"multiclass": LogisticRegression().fit(inputs, train["label"].to_numpy()),
+              "binary": LogisticRegression().fit(inputs, (train["label"] == "c").cast(pl.Int64).to_numpy())}
+    uris = {}
+    with process_uris(store):
+        experiment = MlflowClient(store).create_experiment("readme")
+        for task, model in fitted.items():
+            with mlflow.start_run(experiment_id=experiment):
+                info = mlflow.sklearn.log_model(model, name="model", registered_model_name=f"readme-{task}")
+            uris[task] = f"models:/readme-{task}/{info.registered_model_version}"
+        with mlflow.start_run(experiment_id=experiment):
+            info = mlflow.pyfunc.log_model(name="model", python_model=LabelsOnly(), registered_model_name="labels-only",
+                                           pip_requirements=["mlflow"])
+        uris["labels"] = f"models:/labels-only/{info.registered_model_version}"
+    return {"store": store, "root": root, "fitted": fitted, "uris": uris, "rows": test}
+
+
+def readme_spec(models, task: str, uri: str):
+    return load_spec({"name": f"readme-{task}", "task": task, "model_uri": uri, "n_boot": 50,
+                      "data": {"test": str(models["root"] / f"{task}.parquet")}, "columns": {"features": ["x1", "x2"]},
+                      "labels": CLASSES if task == "multiclass" else [0, 1],
+                      "mlflow": {"experiment": "unit", "tracking_uri": models["store"]}})
+
+
+def logged_content(spec, plan, preds, plot_dir):
+    """What evaluate_model would log for these predictions (the flow's tasks, in its order)."""
+    from tasks.evaluate import evaluation_calibration
+    from tasks.evaluate_run import Evaluation, choose_headline, run_content
+
+    report = build_report.fn(spec, evaluation_stats.fn(spec, plan, preds))
+    rec = recommendation.fn(spec, plan)
+    found = Evaluation(plan, report, choose_headline.fn(spec, report, rec), data_checks.fn(spec, plan), rec, None,
+                       preds.timing, reference_drift.fn(spec, plan, preds),
+                       evaluation_calibration.fn(spec, plan, report, preds))
+    return run_content(spec, found, str(plot_dir))
+
+
+def named_files(text: str) -> set[str]:
+    """The artifact file names a text mentions (``curves_*.json`` as written)."""
+    import re
+
+    return set(re.findall(r"[\w*]+\.(?:png|json)", text))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task, auroc", [("multiclass", "auroc_ovr_macro"), ("binary", "auroc")])
+def test_a_model_logged_as_the_readme_shows_is_scored_with_predict_proba(readme_models, task, auroc, tmp_path):
+    from fnmatch import fnmatch
+
+    spec = readme_spec(readme_models, task, readme_models["uris"][task])
+    plan = plan_evaluation.fn(spec)
+    preds = predict.fn(spec, plan)
+    est = readme_models["fitted"][task]
+    proba = est.predict_proba(readme_models["rows"].select("x1", "x2").to_pandas())
+    order = [list(est.classes_).index(c) for c in plan.labels]
+    np.testing.assert_allclose(preds.y_score, proba[:, order][:, 1] if task == "binary" else proba[:, order],
+                               rtol=1e-12)
+    content = logged_content(spec, plan, preds, tmp_path)
+    assert 0.5 < content.metrics[auroc] <= 1.0 and "log_loss" in content.metrics
+    assert {"roc.png", "pr.png", "gain.png", "lift.png", "reliability.png"} <= set(content.files)
+    text = content.texts["iso_report.md"]
+    assert "No scores" not in text + content.tags["mlflow.note.content"] and "**warning**" not in text
+    assert all(any(fnmatch(a, n) for a in [*content.files, *content.tables]) for n in named_files(text)), text
+
+
+@pytest.mark.slow
+def test_a_model_that_gives_labels_only_says_what_is_missing_and_why(readme_models, tmp_path):
+    from tasks.evaluate import no_scores_reason
+
+    spec = readme_spec(readme_models, "multiclass", readme_models["uris"]["labels"])
+    plan = plan_evaluation.fn(spec)
+    with pytest.warns(UserWarning, match=r"No scores: the model models:/labels-only/1 returned predicted labels only"):
+        preds = predict.fn(spec, plan)
+    x = readme_models["rows"]
+    assert preds.y_score is None
+    assert preds.y_pred.tolist() == np.where(x["x1"] > 0.75, "b", np.where(x["x2"] > 0.75, "c", "a")).tolist()
+    content = logged_content(spec, plan, preds, tmp_path)
+    reason = no_scores_reason(spec, plan.model_uri)
+    assert "AUROC" in reason and "predict_proba" in reason
+    assert "auroc_ovr_macro" not in content.metrics and set(content.files) == {"confusion.png"}
+    assert content.tags["mlflow.note.content"].endswith(f" {reason}")
+    text = content.texts["iso_report.md"]
+    assert f"- **warning**: {reason}\n" in text and f"Plots: confusion.png. {reason}\n" in text
+    assert named_files(text) <= set(content.files) | set(content.tables), text

@@ -37,12 +37,12 @@ def rows():
 
 
 def render(spec, report, *, plan=None, checks=None, champion=None, timing=None, model=None, drift_rows=None,
-           headline="balanced_accuracy", labels=LABELS):
+           headline="balanced_accuracy", labels=LABELS, **extra):
     plan = plan or SimpleNamespace(labels=labels, reference=None, test="/data/test.parquet")
     rec = {"recommendation": mc.recommend(spec.task, True, False), "stability_reason": "3 periods, stable."}
     return iso_report(spec=spec, plan=plan, report=report, headline=headline, checks=checks or {},
                       recommendation=rec, champion=champion, timing=timing, environment=ENVIRONMENT,
-                      model=model or {}, drift_rows=drift_rows)
+                      model=model or {}, drift_rows=drift_rows, **extra)
 
 
 def test_every_clause_heading_in_order_and_the_headline_value(rows):
@@ -142,3 +142,26 @@ def test_a_headline_without_an_interval_has_no_interval_text(rows):
     missing = "auroc_ovr_macro"  # no scores: not in the report
     text = render(load_spec({"name": "price-model", "n_boot": 50}), report, headline=missing)
     assert f"- headline metric ({missing}): n/a\n" in text
+
+
+def test_without_scores_the_report_names_only_the_plots_that_exist_and_says_why(rows):
+    y, pred, _ = rows
+    spec = load_spec({"name": "price-model", "n_boot": 50})
+    report = mc.multiclass_report(y, pred, labels=LABELS, n_boot=50)  # labels only: no curves
+    why = "No scores: the model models:/price-model/3 returned predicted labels only."
+    plain, told = render(spec, report), render(spec, report, no_scores=why)
+    for text in (plain, told):
+        assert not any(name in text for name in ("roc.png", "pr.png", "gain.png", "lift.png", "curves_"))
+    assert f"- **warning**: {why}\n" in told and f"Plots: confusion.png. {why}\n" in told
+    assert "- **warning**: No scores: the evaluated predictions are labels only" in plain
+
+
+def test_with_scores_every_plot_is_named_and_nothing_is_missing():
+    rng = np.random.default_rng(1)
+    y = np.asarray(LABELS)[rng.integers(0, 3, 300)]
+    report = mc.multiclass_report(y, y_score=rng.dirichlet(np.ones(3), 300), labels=LABELS, n_boot=50)
+    text = render(load_spec({"name": "price-model", "n_boot": 50}), report)
+    assert ("Plots: roc.png, pr.png (with F-beta isolines and the prevalence baseline), gain.png, lift.png, "
+            "confusion.png; thinned curve points in curves_*.json.\n") in text
+    assert "**warning**" not in text and "No scores" not in text
+
