@@ -127,6 +127,33 @@ def test_over_time_orders_periods_run_out_of_order(spec):
         ["max_score_wasserstein"]
 
 
+def test_an_alert_mark_sits_on_the_line_of_the_metric_that_raised_it():
+    """In monitoring_over_time.png the mark of a measured headline's alert sat on the estimated line."""
+    import polars as pl
+
+    from metrics_core.monitoring import Alert, Reason, TestKey
+    from tasks.alerts import alert_tags
+    from tasks.monitor import History
+    from tasks.store.mlflow import RunSummary
+
+    def run(p, metrics, reasons):  # a logged period: its metrics and the reason records of its tags
+        return RunSummary(p, "FINISHED", alert_tags(Alert(True, tuple(reasons), pl.DataFrame(), {})),
+                          {"alert": 1.0, **metrics}, "1")
+
+    measured = Reason(TestKey("headline", "f1"), 0.2, 0.05, 1e-6, 0.9, 0.7)
+    estimated = Reason(TestKey("headline", "estimated/f1"), 0.15, 0.05, 1e-4, 0.9, 0.75)
+    label_price = Reason(TestKey("price_label", "tea"), 0.3, 0.1, 1e-4, 2.0, 2.6)
+    h = History("2024-03", "p", "p|2024-03", None,
+                {"2024-02": run("2024-02", {"estimated/f1": 0.75, "f1_floor": 0.85}, [estimated])})
+    frame, _, alerts = over_time(h, "2024-03", {"alert": 1.0, "f1": 0.70, "estimated/f1": 0.93, "f1_floor": 0.85,
+                                                "max_abs_price_shift": 0.02, "max_abs_price_shift_label": 0.30},
+                                 [measured, label_price], "f1")
+    assert alerts["f1"] == ["2024-02", "2024-03"]
+    assert frame["f1_alert_at"].to_list() == [0.75, 0.70]  # on the estimated line, then on the measured one
+    price = frame["price_change_alert_at"].to_list()  # on the labelled classes' line, not the predicted one
+    assert price[1] == pytest.approx(30.0) and price[0] != price[0]  # nan: no price alert in 2024-02
+
+
 def test_weeks_and_days_as_periods(spec, tmp_path, store):
     """ISO weeks and days: resolved, filtered on a date column, logged at their own step and time."""
     import datetime as dt
