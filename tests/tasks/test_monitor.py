@@ -154,6 +154,25 @@ def test_an_alert_mark_sits_on_the_line_of_the_metric_that_raised_it():
     assert price[1] == pytest.approx(30.0) and price[0] != price[0]  # nan: no price alert in 2024-02
 
 
+def test_plot_time_series_draws_the_marks_at_their_column(tmp_path, monkeypatch):
+    """The marks are drawn at the heights the frame gives (``marks``), not on the panel's highest line."""
+    import polars as pl
+
+    from tasks.render import timeseries
+
+    drawn = []
+    real = timeseries._alerts
+    monkeypatch.setattr(timeseries, "_alerts", lambda ax, pos, values, *a: drawn.append(list(values)) or real(
+        ax, pos, values, *a))
+    frame = pl.DataFrame({"period": ["2024-01", "2024-02"], "f1": [0.9, 0.7], "f1_estimated": [0.9, 0.93],
+                          "f1_alert_at": [None, 0.7]}, schema_overrides={"f1_alert_at": pl.Float64})
+    timeseries.plot_time_series(frame, ["f1"], tmp_path / "t.png", alerts={"f1": ["2024-02"]},
+                                extra={"f1": [("f1_estimated", "estimated")]}, marks={"f1": "f1_alert_at"})
+    timeseries.plot_time_series(frame, ["f1"], tmp_path / "u.png", alerts={"f1": ["2024-02"]},
+                                extra={"f1": [("f1_estimated", "estimated")]})
+    assert drawn == [[0.9, 0.7], [0.9, 0.93]]  # without marks: the highest line, as before
+
+
 def test_weeks_and_days_as_periods(spec, tmp_path, store):
     """ISO weeks and days: resolved, filtered on a date column, logged at their own step and time."""
     import datetime as dt
