@@ -14,7 +14,7 @@ from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_
 from metrics_core.monitoring.calibration_map import (CalibrationMap, cached_calibration_map, calibration_targets,
                                                      coarsen, fit_calibration_map)
 from metrics_core.monitoring.decision import MIN_EXPECTED, Headline
-from metrics_core.monitoring.period import PeriodStats
+from metrics_core.monitoring.period import PeriodStats, binned
 from metrics_core.monitoring.policy import AlertPolicy
 from metrics_core.monitoring.kinds import TestKey
 from metrics_core.significance import TestResult
@@ -291,7 +291,9 @@ MIN_SUPPORT_SHARE = 0.9
 
 
 def support(reference: PeriodStats, current: PeriodStats, score_shift: float | None = None) -> dict[str, float]:
-    """Can the reference's calibration map vouch for the period's scores? Two measurable rules.
+    """Can the reference's calibration map vouch for the period's scores? Two measurable rules on
+    the scores the map reads: each row's own score (its predicted class's) among the rows predicted
+    as that class.
 
     Parameters
     ----------
@@ -299,8 +301,8 @@ def support(reference: PeriodStats, current: PeriodStats, score_shift: float | N
         The reference window (the rows the calibration map is fitted on) and the period: their
         score histograms per predicted class (``score_by_pred``) and score columns.
     score_shift : float, optional
-        The largest Wasserstein-1 shift of a score column for which the estimate is vouched for
-        (default: the policy's ``score_shift``, 0.02, the score test's practical threshold).
+        The shift (below) from which the estimate is no longer vouched for (default: the policy's
+        ``score_shift``, 0.02 score units, the score test's practical threshold).
 
     Returns
     -------
@@ -308,12 +310,16 @@ def support(reference: PeriodStats, current: PeriodStats, score_shift: float | N
         Empty when either has no score histograms per predicted class. ``estimated/support_share``: the share of the period's rows whose own score (the predicted
         class's; binary: the positive score) falls in a bin of 0.1 where the reference had at least
         :data:`MIN_SUPPORT` rows predicted as the same class (nan without rows);
-        ``estimated/score_shift``: the largest Wasserstein-1 distance of a score column, reference
-        against period (the score test's effect); ``estimated/reliable``: 1 when the share is at
-        least :data:`MIN_SUPPORT_SHARE` and the shift under ``score_shift``, else 0. Where the scores
-        have moved, the map's P(label | score) is applied to rows unlike those it was fitted on:
-        whether it still holds (covariate shift) or not (corrupted inputs, concept shift) the
-        scores cannot tell, so the estimate then carries no guarantee.
+        ``estimated/score_shift``: per predicted class, the Wasserstein-1 distance of its own score
+        among its rows, reference against period, averaged over the classes weighted by the
+        period's rows (nan without a class predicted in both); ``estimated/reliable``: 1 when the
+        share is at least :data:`MIN_SUPPORT_SHARE` and the shift under ``score_shift``, else 0.
+        Within a predicted class, because the map is fitted per predicted class: a prevalence shift
+        changes the mix of predicted classes (and moves a column's scores as a whole), which the
+        estimate follows, and leaves this shift small. Where the scores have moved, the map's
+        P(label | score) is applied to rows unlike those it was fitted on: whether it still holds
+        (covariate shift) or not (corrupted inputs, a changed model) the scores cannot tell, so the
+        estimate then carries no guarantee.
 
     Examples
     --------
@@ -336,9 +342,12 @@ def support(reference: PeriodStats, current: PeriodStats, score_shift: float | N
     h_own = np.stack([rows[k, j] for k, j in enumerate(own)])
     total = h_own.sum()
     share = float(h_own[n_own >= MIN_SUPPORT].sum() / total) if total > 0 else math.nan
-    shifts = [drift.wasserstein(reference.score_distribution(s), current.score_distribution(s),
-                                threshold=None).statistic for s in range(len(current.score_names()))]
-    shift = float(max(shifts)) if shifts else math.nan
+    points = current.bins.score_points()
+    pairs = [(reference.score_by_pred[k, j], current.score_by_pred[k, j]) for k, j in enumerate(own)]
+    pairs = [(r, c) for r, c in pairs if r.sum() > 0 and c.sum() > 0]
+    shifts = [drift.wasserstein(binned(points, r), binned(points, c), threshold=None).statistic for r, c in pairs]
+    weights = [c.sum() for _, c in pairs]
+    shift = float(np.average(shifts, weights=weights)) if pairs else math.nan
     reliable = share >= MIN_SUPPORT_SHARE and shift < limit
     return {f"{PREFIX}support_share": share, f"{PREFIX}score_shift": shift, f"{PREFIX}reliable": float(reliable)}
 

@@ -88,7 +88,7 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.932 (95 % interval 0.926 to 0.939; floor 0.880)"
     >>> _headline_sentence({"estimated/balanced_accuracy": 0.902, "estimated/reliable": 0.0,
     ...                     "estimated/score_shift": 0.097, "estimated/support_share": 1.0}, "balanced_accuracy")
-    "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.902, UNRELIABLE: the period's scores moved beyond what the reference's calibration vouches for (largest score shift 0.097, 100% of rows in score bins the reference covers), so the labels may show a very different value"
+    "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.902, UNRELIABLE: the period's scores moved beyond what the reference's calibration vouches for (shift of the predicted classes' own scores 0.097, 100% of rows in score bins the reference covers), so the labels may show a very different value"
     >>> _headline_sentence({}, "balanced_accuracy")
     'no labels in this period, so performance was not measured'
     """
@@ -109,8 +109,8 @@ def _caveat(metrics: dict) -> str:
         return ""
     shift, share = _num(metrics, ESTIMATE_PREFIX + "score_shift"), _num(metrics, ESTIMATE_PREFIX + "support_share")
     return (", UNRELIABLE: the period's scores moved beyond what the reference's calibration vouches for "
-            f"(largest score shift {shift:.3f}, {share:.0%} of rows in score bins the reference covers), so the "
-            "labels may show a very different value")
+            f"(shift of the predicted classes' own scores {shift:.3f}, {share:.0%} of rows in score bins the "
+            "reference covers), so the labels may show a very different value")
 
 
 def _qualifiers(metrics: dict, key: str, headline: str | None = None) -> str:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from flow_data import LABELS, scored_rows
+from metrics_core import drift
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.monitoring import TestKey
 from metrics_core.monitoring.calibration_map import fit_calibration_map
@@ -166,6 +167,18 @@ def test_an_estimate_from_moved_scores_says_it_is_unreliable():
     assert np.isfinite(corrupted[f"{PREFIX}balanced_accuracy"])  # still given, with its caveat
     assert assess_estimate(ref, _corrupted(y, s, 4), "balanced_accuracy", n_boot=20,
                            score_shift=0.5).metrics[f"{PREFIX}reliable"] == 1.0
+
+
+def test_a_prevalence_shift_leaves_the_estimate_reliable():
+    """The demo's planted shift (one class's share up 7 points) moved that class's score column by
+    0.056 and flagged estimates that were right; the rule reads each predicted class's own score."""
+    ref = _multiclass(*_arrays(20000, 6))
+    y, s = _arrays(5000, 1006, prevalence=(3, 0.10))
+    cur = _multiclass(y, s, labelled=False)
+    column = max(drift.wasserstein(ref.score_distribution(j), cur.score_distribution(j), threshold=None).statistic
+                 for j in range(len(LABELS)))
+    out = support(ref, cur)
+    assert column > POLICY.score_shift > out[f"{PREFIX}score_shift"] and out[f"{PREFIX}reliable"] == 1.0
 
 
 def test_scores_where_the_reference_had_few_rows_make_the_estimate_unreliable():
