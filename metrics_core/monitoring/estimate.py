@@ -307,7 +307,8 @@ def support(reference: PeriodStats, current: PeriodStats, score_shift: float | N
     Returns
     -------
     dict
-        Empty when either has no score histograms per predicted class. ``estimated/support_share``: the share of the period's rows whose own score (the predicted
+        Empty when either has no score histograms per predicted class.
+        ``estimated/support_share``: the share of the period's rows whose own score (the predicted
         class's; binary: the positive score) falls in a bin of 0.1 where the reference had at least
         :data:`MIN_SUPPORT` rows predicted as the same class (nan without rows);
         ``estimated/score_shift``: per predicted class, the Wasserstein-1 distance of its own score

@@ -52,5 +52,5 @@ def test_the_period_note_says_when_the_estimate_is_unreliable():
 
     assert "UNRELIABLE" not in note(1.0) and "0.902 (95 % interval 0.886 to 0.925)." in note(1.0)
     assert ("0.902 (95 % interval 0.886 to 0.925), UNRELIABLE: the period's scores moved beyond what the "
-            "reference's calibration vouches for (shift of the predicted classes' own scores 0.097, 98% of rows in score bins the "
-            "reference covers)") in note(0.0)
+            "reference's calibration vouches for (shift of the predicted classes' own scores 0.097, 98% of rows in "
+            "score bins the reference covers)") in note(0.0)
