@@ -1,4 +1,4 @@
-"""Performance while labels lag: metrics estimated from the reference's calibration map, the calibration-change test."""
+"""Performance while labels lag: estimates from the reference's calibration, their support, the calibration test."""
 
 from __future__ import annotations
 
