@@ -78,10 +78,19 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
     under their semantic keys) and the period at hand (``metrics``, ``reasons``), in time order;
     the panels with data; per panel, the periods whose alert a test of that panel raised.
 
+    The frame's column ``<panel>_alert_at`` holds, per period, the height of the panel's alert mark:
+    the value of the line whose metric raised the alert (the headline's reason names its metric, the
+    measured ``f1`` or the estimated ``estimated/f1``; another kind's its summary metric,
+    :attr:`~metrics_core.monitoring.Kind.worst`; the higher when two lines did), else (error cells
+    drawn by no line, a run logged without reason records) the highest line of the panel; nan
+    without an alert.
+
     >>> h = History("2024-02", "p", "p|2024-02")
     >>> frame, shown, alerts = over_time(h, "2024-02", {"alert": 1.0, "max_score_wasserstein": 0.1}, (), "f1")
     >>> [p.column for p in shown], frame["period"].to_list(), alerts
     (['max_score_wasserstein'], ['2024-02'], {'max_score_wasserstein': ['2024-02']})
+    >>> frame["max_score_wasserstein_alert_at"].to_list()
+    [0.1]
     """
     policy = policy or AlertPolicy()
     rows = {p: (semantic_metrics(run.metrics), reasons_from_tags(run.tags))
@@ -93,7 +102,8 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
         return [float(rows[p][0].get(key, math.nan)) * scale for p in periods]
 
     columns = {"period": periods}
-    for spec in _panel_specs(headline):  # each panel's lines, interval and per-period threshold
+    specs = {s.column: s for s in _panel_specs(headline)}
+    for spec in specs.values():  # each panel's lines, interval and per-period threshold
         for column, metric in ((spec.column, spec.metric), *((c, m) for c, m, _ in spec.extra)):
             columns[column] = col(metric, spec.scale)
         for column in (*(spec.band or ()), *([spec.threshold_column] if spec.threshold_column else [])):
@@ -102,13 +112,29 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
     shown = [p for p in panels(policy, headline)
              if any(math.isfinite(v) for c in (p.column, *(e for e, _ in p.extra)) for v in frame[c])]
     alerts: dict[str, list[str]] = {p.column: [] for p in shown}
-    for period_ in periods:
+    marks = {p.column: [math.nan] * len(periods) for p in shown}
+    for i, period_ in enumerate(periods):
         m, why = rows[period_]
         kinds = {r.kind for r in why}
         for p in shown:  # an alert without its records (logged before they existed) is marked on every panel
             if (kinds & set(p.kinds)) or (m.get("alert") == 1.0 and not why):
                 alerts[p.column].append(period_)
+                marks[p.column][i] = _mark_height(frame, i, specs[p.column], [r for r in why if r.kind in p.kinds])
+    frame = frame.with_columns(pl.Series(f"{c}_alert_at", v, dtype=pl.Float64) for c, v in marks.items())
     return frame, shown, alerts
+
+
+def _mark_height(frame: pl.DataFrame, row: int, spec: PanelSpec, reasons: list) -> float:
+    """Where a panel's alert mark sits in period ``row``: on the highest of the lines whose metric one
+    of ``reasons`` names (the headline's by its metric, another kind's by its summary metric), else
+    on the highest finite line of the panel."""
+    lines = [(spec.column, spec.metric), *((c, m) for c, m, _ in spec.extra)]
+    named = {r.key.cls if r.kind == "headline" else KINDS[r.kind].worst for r in reasons}
+    def finite(columns):
+        return [v for v in (frame[c][row] for c in columns) if v is not None and math.isfinite(v)]
+
+    heights = finite(c for c, m in lines if m in named) or finite(c for c, _ in lines)
+    return max(heights) if heights else math.nan
 
 
 def _plot(spec: RunSpec, history: History, period: str, a: Assessment, folder: Path) -> Path:
@@ -123,6 +149,7 @@ def _plot(spec: RunSpec, history: History, period: str, a: Assessment, folder: P
         legends={p.column: p.legend for p in shown if p.legend}, extra={p.column: p.extra for p in shown},
         bands={p.column: p.band for p in shown if p.band}, xlabel="period (month)",
         threshold_legends={p.column: p.threshold_legend for p in shown},
+        marks={p.column: f"{p.column}_alert_at" for p in shown},
         title=f"{spec.name}: monitoring over periods, {n_alerts} with an alert\n"
               "dashed: practical threshold; red: alert raised by this panel's test")
 

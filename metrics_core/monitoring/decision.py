@@ -16,7 +16,7 @@ from metrics_core.significance import TestResult
 from metrics_core.significance.proportions import z_critical
 
 __all__ = ["Headline", "HeadlineCheck", "Reason", "Alert", "decide_alert", "headline_check", "headline_test", "POWER",
-           "VERDICTS"]
+           "VERDICTS", "REASON_TIERS"]
 
 NAN = math.nan
 
@@ -362,6 +362,31 @@ def _check(headline: Headline, test: TestResult, row: dict, floor: float) -> Hea
                          None if not math.isfinite(need) else int(need), int(test.details["n_min"]))
 
 
+#: The order of the reasons, by what a test concerns: the model's performance (its headline metric,
+#: its calibration), then what it reads and predicts (prevalences, class mix, scores, prices of
+#: predicted and labelled classes), then the prices of its error cells (ONS Annex E). An error cell
+#: holds the rows the model got wrong, so its price distribution moves whenever the errors move (a
+#: shift of another class's prevalence changes which rows are false positives): a consequence of the
+#: other tests' findings more than a finding of its own. A kind not named here ranks with the middle tier.
+REASON_TIERS: dict[str, int] = {"new_class": 0, "headline": 1, "calibration": 1,
+                                "price_false_positive": 3, "price_false_negative": 3}
+
+
+def _strength(key: TestKey, row: dict) -> tuple:
+    """Sort key of an alerting test, strongest first: its tier (:data:`REASON_TIERS`), then its effect
+    over its threshold (``|effect| / threshold``; a threshold of 0, the floor of the headline, ranks
+    first in its tier), then the smaller corrected p-value.
+
+    >>> row = {"effect_size": 0.07, "threshold": 0.02, "p_adjusted": 3e-50}
+    >>> _strength(TestKey("prevalence_label", "soft_drinks"), row) < _strength(
+    ...     TestKey("price_false_positive", "bread"), {"effect_size": -0.376, "threshold": 0.1, "p_adjusted": 1e-9})
+    True
+    """
+    ratio = abs(row["effect_size"]) / row["threshold"] if row["threshold"] else math.inf
+    p = row["p_adjusted"] if row["p_adjusted"] is not None and math.isfinite(row["p_adjusted"]) else 1.0
+    return REASON_TIERS.get(key.kind, 2), -ratio, p
+
+
 def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headline: Headline | None = None,
                  new_classes: Mapping[str, tuple[int, float]] | None = None) -> Alert:
     """Retrain or not: the alert policy as a pure function.
@@ -393,7 +418,9 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     Returns
     -------
     Alert
-        ``alert`` is True when any reason holds; reasons strongest first (|effect| / threshold).
+        ``alert`` is True when any reason holds; reasons strongest first: new classes, then by
+        the tier of their kind (:data:`REASON_TIERS`: performance, then what the model reads and
+        predicts, then the prices of its error cells) and within a tier by ``|effect| / threshold``.
         Undefined tests (nan p-value or effect) never alert.
 
     Examples
@@ -426,8 +453,7 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
         name = TestKey("headline", headline.metric).name
         rise = (pl.col("name") == name) & (pl.col("effect_size") < pl.col("threshold"))
         table = table.with_columns(drift=pl.when(rise).then(False).otherwise(pl.col("drift")))
-    rows = [r for r in table.iter_rows(named=True) if r["drift"]]
-    rows.sort(key=lambda r: -abs(r["effect_size"]) / r["threshold"] if r["threshold"] else -math.inf)
+    rows = sorted((r for r in table.iter_rows(named=True) if r["drift"]), key=lambda r: _strength(keys[r["name"]], r))
     reasons = [Reason(TestKey("new_class", c), float(share), 0.0, reference=0.0, current=float(n))
                for c, (n, share) in sorted((new_classes or {}).items(), key=lambda kv: -kv[1][0])]
     reasons += [_test_reason(keys[r["name"]], r, tests[keys[r["name"]]]) for r in rows]

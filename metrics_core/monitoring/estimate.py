@@ -1,4 +1,4 @@
-"""Performance while labels lag: metrics estimated from the reference's calibration map, the calibration-change test."""
+"""Performance while labels lag: estimates from the reference's calibration, their support, the calibration test."""
 
 from __future__ import annotations
 
@@ -8,17 +8,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from metrics_core import drift
 from metrics_core.calibration import calibration_metrics
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.monitoring.calibration_map import (CalibrationMap, cached_calibration_map, calibration_targets,
                                                      coarsen, fit_calibration_map)
 from metrics_core.monitoring.decision import MIN_EXPECTED, Headline
-from metrics_core.monitoring.period import PeriodStats
+from metrics_core.monitoring.period import PeriodStats, binned
+from metrics_core.monitoring.policy import AlertPolicy
 from metrics_core.monitoring.kinds import TestKey
 from metrics_core.significance import TestResult
 
 __all__ = ["Estimate", "expected_confusion", "estimate_performance", "estimate_period", "calibration_change",
-           "assess_estimate", "PeriodEstimate", "ESTIMATED", "PREFIX"]
+           "assess_estimate", "PeriodEstimate", "ESTIMATED", "PREFIX", "support", "MIN_SUPPORT", "MIN_SUPPORT_SHARE"]
 
 #: Prefix of the estimated metrics in a period's metrics.
 PREFIX = "estimated/"
@@ -278,6 +280,79 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
     return out
 
 
+#: Reference rows a score bin of 0.1 (per predicted class, on its own score) needs for the
+#: calibration map to vouch for a period's rows in it: an isotonic fit pools sparse bins with their
+#: neighbours, so a bin with fewer rows holds the neighbours' rate, not its own.
+MIN_SUPPORT = 20
+
+#: Share of a period's rows that must fall in supported bins (:data:`MIN_SUPPORT`) for its estimate
+#: to count as reliable.
+MIN_SUPPORT_SHARE = 0.9
+
+
+def support(reference: PeriodStats, current: PeriodStats, score_shift: float | None = None) -> dict[str, float]:
+    """Can the reference's calibration map vouch for the period's scores? Two measurable rules on
+    the scores the map reads: each row's own score (its predicted class's) among the rows predicted
+    as that class.
+
+    Parameters
+    ----------
+    reference, current : PeriodStats
+        The reference window (the rows the calibration map is fitted on) and the period: their
+        score histograms per predicted class (``score_by_pred``) and score columns.
+    score_shift : float, optional
+        The shift (below) from which the estimate is no longer vouched for (default: the policy's
+        ``score_shift``, 0.02 score units, the score test's practical threshold).
+
+    Returns
+    -------
+    dict
+        Empty when either has no score histograms per predicted class.
+        ``estimated/support_share``: the share of the period's rows whose own score (the predicted
+        class's; binary: the positive score) falls in a bin of 0.1 where the reference had at least
+        :data:`MIN_SUPPORT` rows predicted as the same class (nan without rows);
+        ``estimated/score_shift``: per predicted class, the Wasserstein-1 distance of its own score
+        among its rows, reference against period, averaged over the classes weighted by the
+        period's rows (nan without a class predicted in both); ``estimated/reliable``: 1 when the
+        share is at least :data:`MIN_SUPPORT_SHARE` and the shift under ``score_shift``, else 0.
+        Within a predicted class, because the map is fitted per predicted class: a prevalence shift
+        changes the mix of predicted classes (and moves a column's scores as a whole), which the
+        estimate follows, and leaves this shift small. Where the scores have moved, the map's
+        P(label | score) is applied to rows unlike those it was fitted on: whether it still holds
+        (covariate shift) or not (corrupted inputs, a changed model) the scores cannot tell, so the
+        estimate then carries no guarantee.
+
+    Examples
+    --------
+    >>> from metrics_core.monitoring.period import Bins, update
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.random(4000); y = (rng.random(4000) < s).astype(int)
+    >>> ref = update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), label_idx=y, scores=s[:, None])
+    >>> support(ref, ref)
+    {'estimated/support_share': 1.0, 'estimated/score_shift': 0.0, 'estimated/reliable': 1.0}
+    >>> moved = update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), scores=s[:, None] ** 3)
+    >>> support(ref, moved)["estimated/reliable"]
+    0.0
+    """
+    if reference.score_by_pred is None or current.score_by_pred is None:
+        return {}
+    limit = AlertPolicy().score_shift if score_shift is None else score_shift
+    n_ref, rows = coarsen(reference.score_by_pred, 10), coarsen(current.score_by_pred, 10)
+    own = [0 if current.task == "binary" else k for k in range(rows.shape[0])]  # the score the prediction rests on
+    n_own = np.stack([n_ref[k, j] for k, j in enumerate(own)])
+    h_own = np.stack([rows[k, j] for k, j in enumerate(own)])
+    total = h_own.sum()
+    share = float(h_own[n_own >= MIN_SUPPORT].sum() / total) if total > 0 else math.nan
+    points = current.bins.score_points()
+    pairs = [(reference.score_by_pred[k, j], current.score_by_pred[k, j]) for k, j in enumerate(own)]
+    pairs = [(r, c) for r, c in pairs if r.sum() > 0 and c.sum() > 0]
+    shifts = [drift.wasserstein(binned(points, r), binned(points, c), threshold=None).statistic for r, c in pairs]
+    weights = [c.sum() for _, c in pairs]
+    shift = float(np.average(shifts, weights=weights)) if pairs else math.nan
+    reliable = share >= MIN_SUPPORT_SHARE and shift < limit
+    return {f"{PREFIX}support_share": share, f"{PREFIX}score_shift": shift, f"{PREFIX}reliable": float(reliable)}
+
+
 @dataclass(frozen=True)
 class PeriodEstimate:
     """What the label-lag estimate and the calibration check add to a monitored period: ``metrics``
@@ -293,7 +368,8 @@ class PeriodEstimate:
 
 
 def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *, beta: float = 1.0,
-                    level: float = 0.95, n_boot: int = 100, seed: int = 0) -> PeriodEstimate:
+                    level: float = 0.95, n_boot: int = 100, seed: int = 0,
+                    score_shift: float | None = None) -> PeriodEstimate:
     """The label-lag estimate and the calibration-change tests of one period (used by the period assessment).
 
     Parameters
@@ -305,6 +381,8 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
     beta, level, n_boot, seed
         As for :func:`estimate_period` (100 replicates: the coverage test's setting, about 1 s
         for 10 classes).
+    score_shift : float, optional
+        The score shift past which the estimate is flagged unreliable (:func:`support`).
 
     Returns
     -------
@@ -312,14 +390,17 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
         Empty (no metrics, no tests, no headline) when the reference has no calibration map (no
         labels or scores there). The estimated headline's reference value is the reference's
         measured metric; its interval is the estimate's (it holds the reference's calibration
-        uncertainty), so the reference enters the drop test without its own interval.
+        uncertainty), so the reference enters the drop test without its own interval. With an
+        estimate, ``metrics`` holds :func:`support`'s ``estimated/support_share``,
+        ``estimated/score_shift`` and ``estimated/reliable`` (0: the period's scores moved beyond
+        what the reference's calibration vouches for).
     """
     cal_map = cached_calibration_map(reference, n_boot, seed)
     if cal_map is None:
         return PeriodEstimate({}, {}, None, None)
     est = estimate_period(reference, current, headline=metric, cal_map=cal_map, beta=beta, level=level,
                           n_boot=n_boot, seed=seed)
-    metrics = dict(est.metrics) if est is not None else {}
+    metrics = {**est.metrics, **support(reference, current, score_shift)} if est is not None else {}
     tests: dict = {}
     if current.calibration is not None:
         checks = calibration_change(cal_map, current)

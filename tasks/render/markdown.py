@@ -86,6 +86,9 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     ...                     "estimated/balanced_accuracy_ci_high": 0.939, "balanced_accuracy_floor": 0.88},
     ...                    "balanced_accuracy")
     "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.932 (95 % interval 0.926 to 0.939; floor 0.880)"
+    >>> _headline_sentence({"estimated/balanced_accuracy": 0.902, "estimated/reliable": 0.0,
+    ...                     "estimated/score_shift": 0.097, "estimated/support_share": 1.0}, "balanced_accuracy")
+    "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.902, UNRELIABLE: the period's scores moved beyond what the reference's calibration vouches for (shift of the predicted classes' own scores 0.097, 100% of rows in score bins the reference covers), so the labels may show a very different value"
     >>> _headline_sentence({}, "balanced_accuracy")
     'no labels in this period, so performance was not measured'
     """
@@ -95,8 +98,19 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     estimate = _num(metrics, ESTIMATE_PREFIX + headline)
     if estimate == estimate:
         return (f"no labels in this period; {headline} estimated from the scores and the reference's calibration: "
-                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATE_PREFIX + headline, headline))
+                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATE_PREFIX + headline, headline) + _caveat(metrics))
     return "no labels in this period, so performance was not measured"
+
+
+def _caveat(metrics: dict) -> str:
+    """``, UNRELIABLE: ...`` when the label-lag estimate is flagged (``estimated/reliable`` 0,
+    :func:`metrics_core.monitoring.estimate.support`), else ``""``."""
+    if _num(metrics, ESTIMATE_PREFIX + "reliable") != 0.0:
+        return ""
+    shift, share = _num(metrics, ESTIMATE_PREFIX + "score_shift"), _num(metrics, ESTIMATE_PREFIX + "support_share")
+    return (", UNRELIABLE: the period's scores moved beyond what the reference's calibration vouches for "
+            f"(shift of the predicted classes' own scores {shift:.3f}, {share:.0%} of rows in score bins the "
+            "reference covers), so the labels may show a very different value")
 
 
 def _qualifiers(metrics: dict, key: str, headline: str | None = None) -> str:

@@ -50,7 +50,7 @@ def plot_time_series(frame, metrics: Sequence[str], path, *, alerts=None, period
                      bands: Mapping[str, tuple[str, str]] | None = None,
                      extra: Mapping[str, Sequence[tuple[str, str]]] | None = None,
                      legends: Mapping[str, str] | None = None, threshold_legends: Mapping[str, str] | None = None,
-                     xlabel: str | None = None) -> Path:
+                     xlabel: str | None = None, marks: Mapping[str, str] | None = None) -> Path:
     """One panel per metric column over periods: its threshold, interval, alert periods marked.
 
     Parameters
@@ -81,6 +81,10 @@ def plot_time_series(frame, metrics: Sequence[str], path, *, alerts=None, period
         Per metric, the legend of its threshold line (default "alert threshold").
     xlabel : str, optional
         The x-axis label (default "Period (<period_column>)").
+    marks : mapping, optional
+        Per metric, the column holding the height of each period's alert mark (the value of the
+        line whose test raised it; nan where that is unknown). Without it, or where it is nan, the
+        mark sits on the highest line of the panel.
 
     Returns the path of the PNG written.
     """
@@ -114,7 +118,10 @@ def plot_time_series(frame, metrics: Sequence[str], path, *, alerts=None, period
                 ax.text(1.0, level, f" {word} {level:g}", transform=ax.get_yaxis_transform(), fontsize=7,
                         color="#555555", va="center", ha="left")
         top = np.fmax.reduce(np.vstack([values, *(_values(frame, c) for c, _ in extra.get(metric, ()))]), axis=0) \
-            if metric in extra else values  # the mark sits on the highest line of the panel
+            if metric in extra else values  # without a mark's own height, the highest line of the panel
+        if metric in (marks or {}):
+            at = _values(frame, marks[metric])
+            top = np.where(np.isfinite(at), at, top)
         shown += _alerts(ax, positions, top, periods, {str(p) for p in alerts.get(metric, [])})
         unit = units.get(metric) or (None if metric in labels else "index" if "psi" in metric.lower() else "fraction")
         ax.set_ylabel(labels.get(metric, metric) + (f"\n({unit})" if unit else ""), fontsize=9)

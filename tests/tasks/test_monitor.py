@@ -127,6 +127,52 @@ def test_over_time_orders_periods_run_out_of_order(spec):
         ["max_score_wasserstein"]
 
 
+def test_an_alert_mark_sits_on_the_line_of_the_metric_that_raised_it():
+    """In monitoring_over_time.png the mark of a measured headline's alert sat on the estimated line."""
+    import polars as pl
+
+    from metrics_core.monitoring import Alert, Reason, TestKey
+    from tasks.alerts import alert_tags
+    from tasks.monitor import History
+    from tasks.store.mlflow import RunSummary
+
+    def run(p, metrics, reasons):  # a logged period: its metrics and the reason records of its tags
+        return RunSummary(p, "FINISHED", alert_tags(Alert(True, tuple(reasons), pl.DataFrame(), {})),
+                          {"alert": 1.0, **metrics}, "1")
+
+    measured = Reason(TestKey("headline", "f1"), 0.2, 0.05, 1e-6, 0.9, 0.7)
+    estimated = Reason(TestKey("headline", "estimated/f1"), 0.15, 0.05, 1e-4, 0.9, 0.75)
+    label_price = Reason(TestKey("price_label", "tea"), 0.3, 0.1, 1e-4, 2.0, 2.6)
+    h = History("2024-03", "p", "p|2024-03", None,
+                {"2024-02": run("2024-02", {"estimated/f1": 0.75, "f1_floor": 0.85}, [estimated])})
+    frame, _, alerts = over_time(h, "2024-03", {"alert": 1.0, "f1": 0.70, "estimated/f1": 0.93, "f1_floor": 0.85,
+                                                "max_abs_price_shift": 0.02, "max_abs_price_shift_label": 0.30},
+                                 [measured, label_price], "f1")
+    assert alerts["f1"] == ["2024-02", "2024-03"]
+    assert frame["f1_alert_at"].to_list() == [0.75, 0.70]  # on the estimated line, then on the measured one
+    price = frame["price_change_alert_at"].to_list()  # on the labelled classes' line, not the predicted one
+    assert price[1] == pytest.approx(30.0) and price[0] != price[0]  # nan: no price alert in 2024-02
+
+
+def test_plot_time_series_draws_the_marks_at_their_column(tmp_path, monkeypatch):
+    """The marks are drawn at the heights the frame gives (``marks``), not on the panel's highest line."""
+    import polars as pl
+
+    from tasks.render import timeseries
+
+    drawn = []
+    real = timeseries._alerts
+    monkeypatch.setattr(timeseries, "_alerts", lambda ax, pos, values, *a: drawn.append(list(values)) or real(
+        ax, pos, values, *a))
+    frame = pl.DataFrame({"period": ["2024-01", "2024-02"], "f1": [0.9, 0.7], "f1_estimated": [0.9, 0.93],
+                          "f1_alert_at": [None, 0.7]}, schema_overrides={"f1_alert_at": pl.Float64})
+    timeseries.plot_time_series(frame, ["f1"], tmp_path / "t.png", alerts={"f1": ["2024-02"]},
+                                extra={"f1": [("f1_estimated", "estimated")]}, marks={"f1": "f1_alert_at"})
+    timeseries.plot_time_series(frame, ["f1"], tmp_path / "u.png", alerts={"f1": ["2024-02"]},
+                                extra={"f1": [("f1_estimated", "estimated")]})
+    assert drawn == [[0.9, 0.7], [0.9, 0.93]]  # without marks: the highest line, as before
+
+
 def test_weeks_and_days_as_periods(spec, tmp_path, store):
     """ISO weeks and days: resolved, filtered on a date column, logged at their own step and time."""
     import datetime as dt

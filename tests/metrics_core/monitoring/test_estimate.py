@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from flow_data import LABELS, scored_rows
+from metrics_core import drift
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.monitoring import TestKey
 from metrics_core.monitoring.calibration_map import fit_calibration_map
-from metrics_core.monitoring.estimate import PREFIX, calibration_change, estimate_period, expected_confusion
+from metrics_core.monitoring.estimate import (MIN_SUPPORT_SHARE, PREFIX, assess_estimate, calibration_change,
+                                             estimate_period, expected_confusion, support)
 from metrics_core.monitoring.period import Bins, update
 from metrics_core.monitoring.policy import POLICY
 
@@ -125,6 +127,72 @@ def test_error_under_shifts(kind, max_error):
         tests = calibration_change(fit_calibration_map(ref, n_boot=50), cur)
         assert all(t.p_value < 1e-6 and t.effect_size > 0.02 for t in tests.values())
         assert tests["top_label"].effect_size > 2 * POLICY.calibration_change
+
+
+def test_a_model_better_than_its_scores_promise_says_so():
+    """The user's month: balanced accuracy rose 0.931 -> 0.962 and the reason read as a fault."""
+    ref = _multiclass(*_arrays(20_000, 3))
+    y, s = _arrays(5000, 1003)
+    rng = np.random.default_rng(3)
+    y = np.where(rng.random(y.size) < 0.3, s.argmax(axis=1), y)  # right more often than the scores promise
+    tests = calibration_change(fit_calibration_map(ref, n_boot=50), _multiclass(y, s))
+    top = tests["top_label"]
+    assert top.details["rate_current"] > top.details["rate_expected"] + 0.05
+    from metrics_core.monitoring import decide_alert
+
+    decision = decide_alert({TestKey("calibration", c): t for c, t in tests.items()})
+    text = next(r.text for r in decision.reasons if r.key.cls == "top_label")
+    assert text.startswith("calibration of 'top_label' changed, better than expected: ")
+    assert f"predictions right {top.details['rate_expected']:.3f} expected, {top.details['rate_current']:.3f} " \
+           "observed" in text
+
+
+def _corrupted(y, s, seed, weight=0.3):
+    """Input corruption as the scores see it: each row's scores mixed with noise, the labels kept."""
+    rng = np.random.default_rng(seed)
+    return _multiclass(y, (1 - weight) * s + weight * rng.dirichlet(np.ones(s.shape[1]), size=y.size),
+                       labelled=False)
+
+
+def test_an_estimate_from_moved_scores_says_it_is_unreliable():
+    """Under noise on the features the estimate said 0.902 [0.886, 0.925] where the labels showed 0.510,
+    with no caveat: a period whose scores left the reference's carries estimated/reliable 0."""
+    ref = _multiclass(*_arrays(20000, 4))
+    y, s = _arrays(5000, 1004)
+    stable = assess_estimate(ref, _multiclass(y, s, labelled=False), "balanced_accuracy", n_boot=20).metrics
+    corrupted = assess_estimate(ref, _corrupted(y, s, 4), "balanced_accuracy", n_boot=20).metrics
+    assert stable[f"{PREFIX}reliable"] == 1.0 and stable[f"{PREFIX}score_shift"] < POLICY.score_shift
+    assert stable[f"{PREFIX}support_share"] >= MIN_SUPPORT_SHARE
+    assert corrupted[f"{PREFIX}reliable"] == 0.0 and corrupted[f"{PREFIX}score_shift"] > 2 * POLICY.score_shift
+    assert np.isfinite(corrupted[f"{PREFIX}balanced_accuracy"])  # still given, with its caveat
+    assert assess_estimate(ref, _corrupted(y, s, 4), "balanced_accuracy", n_boot=20,
+                           score_shift=0.5).metrics[f"{PREFIX}reliable"] == 1.0
+
+
+def test_a_prevalence_shift_leaves_the_estimate_reliable():
+    """The demo's planted shift (one class's share up 7 points) moved that class's score column by
+    0.056 and flagged estimates that were right; the rule reads each predicted class's own score."""
+    ref = _multiclass(*_arrays(20000, 6))
+    y, s = _arrays(5000, 1006, prevalence=(3, 0.10))
+    cur = _multiclass(y, s, labelled=False)
+    column = max(drift.wasserstein(ref.score_distribution(j), cur.score_distribution(j), threshold=None).statistic
+                 for j in range(len(LABELS)))
+    out = support(ref, cur)
+    assert column > POLICY.score_shift > out[f"{PREFIX}score_shift"] and out[f"{PREFIX}reliable"] == 1.0
+
+
+def test_scores_where_the_reference_had_few_rows_make_the_estimate_unreliable():
+    """The support rule alone: the scores of the period sit where the reference scored almost no rows."""
+    rng = np.random.default_rng(5)
+    s = rng.beta(8, 1, 20000)  # the reference: nearly all scores above 0.5
+    y = (rng.random(s.size) < s).astype(int)
+    ref = update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), label_idx=y, scores=s[:, None])
+    low = np.concatenate([s[:4000], rng.uniform(0.1, 0.3, 1000)])  # a fifth of the rows in sparse bins
+    cur = update("binary", np.array([0, 1]), Bins(), (low >= 0.5).astype(int), scores=low[:, None])
+    out = support(ref, cur, score_shift=1.0)  # the shift rule out of the way
+    assert out[f"{PREFIX}support_share"] < MIN_SUPPORT_SHARE and out[f"{PREFIX}reliable"] == 0.0
+    assert support(ref, update("binary", np.array([0, 1]), Bins(), (s[:5000] >= 0.5).astype(int),
+                               scores=s[:5000, None]))[f"{PREFIX}reliable"] == 1.0
 
 
 def test_calibration_change_stable_period_is_quiet():

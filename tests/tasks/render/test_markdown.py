@@ -36,3 +36,21 @@ def test_the_policy_sentence_names_every_threshold_the_spec_can_set():
         if f.name not in ("alpha", "correction", "level"):
             assert f"{f.name} " in text
     assert "metric_floor" not in policy_sentence(None)  # unset: the floor follows the reference
+
+
+def test_the_period_note_says_when_the_estimate_is_unreliable():
+    """Under input corruption the estimate read 0.902 [0.886, 0.925] with no caveat; the labels later showed 0.510."""
+    m = {"n_rows": 3000, "n_rows_reference": 7452, "estimated/balanced_accuracy": 0.902,
+         "estimated/balanced_accuracy_ci_low": 0.886, "estimated/balanced_accuracy_ci_high": 0.925,
+         "estimated/score_shift": 0.097, "estimated/support_share": 0.98}
+    decision = mon.decide_alert({})
+
+    def note(reliable):
+        a = SimpleNamespace(metrics={**m, "estimated/reliable": reliable}, decision=decision,
+                            headline_metric="balanced_accuracy")
+        return period_note(SimpleNamespace(period="2024-11", model="m"), a)
+
+    assert "UNRELIABLE" not in note(1.0) and "0.902 (95 % interval 0.886 to 0.925)." in note(1.0)
+    assert ("0.902 (95 % interval 0.886 to 0.925), UNRELIABLE: the period's scores moved beyond what the "
+            "reference's calibration vouches for (shift of the predicted classes' own scores 0.097, 98% of rows in "
+            "score bins the reference covers)") in note(0.0)
