@@ -194,7 +194,7 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     cur_report = _report(current, options)
     headline = _headline(reference, current, metric, _report(reference, options), cur_report)
     lag = assess_estimate(reference, current, metric, beta=options.get("beta", 1.0), level=p.level,
-                          seed=options.get("seed", 0))  # label lag and calibration (helper E)
+                          seed=options.get("seed", 0), score_shift=p.score_shift)  # label lag and calibration
     tests.update(lag.tests)
     total = current.n_rows + current.n_new_class_rows
     new = {c: (v[0], v[0] / total) for c, v in current.new_classes.items()}

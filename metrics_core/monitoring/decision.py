@@ -16,7 +16,7 @@ from metrics_core.significance import TestResult
 from metrics_core.significance.proportions import z_critical
 
 __all__ = ["Headline", "HeadlineCheck", "Reason", "Alert", "decide_alert", "headline_check", "headline_test", "POWER",
-           "VERDICTS", "REASON_TIERS"]
+           "VERDICTS"]
 
 NAN = math.nan
 
@@ -368,12 +368,8 @@ def _check(headline: Headline, test: TestResult, row: dict, floor: float) -> Hea
 #: holds the rows the model got wrong, so its price distribution moves whenever the errors move (a
 #: shift of another class's prevalence changes which rows are false positives): a consequence of the
 #: other tests' findings more than a finding of its own. A kind not named here ranks with the middle tier.
-REASON_TIERS: dict[str, int] = {"new_class": 0, "headline": 1, "calibration": 1,
-                                "price_false_positive": 3, "price_false_negative": 3}
-
-
 def _strength(key: TestKey, row: dict) -> tuple:
-    """Sort key of an alerting test, strongest first: its tier (:data:`REASON_TIERS`), then its effect
+    """Sort key of an alerting test, strongest first: its kind's tier (:attr:`Kind.tier`), then its effect
     over its threshold (``|effect| / threshold``; a threshold of 0, the floor of the headline, ranks
     first in its tier), then the smaller corrected p-value.
 
@@ -384,7 +380,7 @@ def _strength(key: TestKey, row: dict) -> tuple:
     """
     ratio = abs(row["effect_size"]) / row["threshold"] if row["threshold"] else math.inf
     p = row["p_adjusted"] if row["p_adjusted"] is not None and math.isfinite(row["p_adjusted"]) else 1.0
-    return REASON_TIERS.get(key.kind, 2), -ratio, p
+    return KINDS[key.kind].tier, -ratio, p
 
 
 def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headline: Headline | None = None,
@@ -419,7 +415,7 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     -------
     Alert
         ``alert`` is True when any reason holds; reasons strongest first: new classes, then by
-        the tier of their kind (:data:`REASON_TIERS`: performance, then what the model reads and
+        the tier of their kind (:attr:`Kind.tier`: performance, then what the model reads and
         predicts, then the prices of its error cells) and within a tier by ``|effect| / threshold``.
         Undefined tests (nan p-value or effect) never alert.
 

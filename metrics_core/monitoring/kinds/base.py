@@ -151,6 +151,11 @@ class Kind:
         The MLflow names of the kind's metrics (its section and chart name).
     panel : PanelSpec or None
         Its panel of the over-time plot (kinds sharing a panel hold the same one).
+    tier : int
+        Where its reasons rank among a period's reasons (:func:`~metrics_core.monitoring.decide_alert`
+        orders by tier, then effect over threshold): 0 a class outside the class list, 1 the model's
+        performance (headline, calibration), 2 (the default) what the model reads and predicts,
+        3 the prices of its error cells, which move whenever the errors move.
     """
 
     name: str
@@ -163,6 +168,7 @@ class Kind:
     worst: str | None = None
     logged: tuple[Metric, ...] = ()
     panel: PanelSpec | None = None
+    tier: int = 2
 
 
 def run_jobs(jobs: list[Job]) -> list[TestResult]:

@@ -49,7 +49,7 @@ def _metrics(key: TestKey, t: TestResult) -> dict[str, float]:
     return {f"calibration_change/{key.cls}": t.effect_size}
 
 
-CALIBRATION = Kind("calibration", "calibration_change", _render, ("rate_expected", "rate_current"),
+CALIBRATION = Kind("calibration", "calibration_change", _render, ("rate_expected", "rate_current"), tier=1,
                    metrics=_metrics, worst="max_calibration_change",
                    logged=(Metric("calibration_change/", f"{SCORES}/calibration change "),
                            Metric("max_calibration_change", f"{SCORES}/largest calibration change", True)),

@@ -25,7 +25,7 @@ def _render_new_class(r, tail: str) -> tuple[str, str]:
     return f"class {r.key.cls!r} appeared: {int(r.current):,} rows ({r.effect:.1%} of the period)", ""
 
 
-HEADLINE = Kind("headline", "metric_drop", _render_headline, ("reference", "value"),
+HEADLINE = Kind("headline", "metric_drop", _render_headline, ("reference", "value"), tier=1,
                 panel=PanelSpec(6, "{headline}", "{headline}", "{headline}\n(headline metric)",
                                 threshold_column="{headline}_floor", legend="measured (labels)",
                                 # the label-lag estimate: beside the measured value, and alone in months without labels
@@ -34,5 +34,5 @@ HEADLINE = Kind("headline", "metric_drop", _render_headline, ("reference", "valu
                                 band=("{headline}_ci_low", "{headline}_ci_high"),
                                 threshold_legend="floor: reference minus the practical drop (alert: under it, test "
                                                  "rejects)"))
-NEW_CLASS = Kind("new_class", None, _render_new_class,
+NEW_CLASS = Kind("new_class", None, _render_new_class, tier=0,
                  logged=(Metric("new_class_rows", f"{HEADLINE_SECTION}/rows of new classes"),))

@@ -103,11 +103,11 @@ PRICE_LABEL = Kind("price_label", "price_change", partial(_render, " (labelled r
                     Metric("max_abs_price_shift_label", f"{PRICES}/largest relative shift labelled", True)), PANEL)
 PRICE_FALSE_POSITIVE = Kind("price_false_positive", "price_change", partial(_render, " false positives"), _MEDIANS,
                             tests=partial(_cell_tests, "price_false_positive"), metrics=_cell_metrics,
-                            worst=_CELLS.key, panel=PANEL,
+                            worst=_CELLS.key, panel=PANEL, tier=3,
                             logged=(Metric("price_false_positive_shift/", f"{PRICES}/relative shift false positives "),
                                     _CELLS))
 PRICE_FALSE_NEGATIVE = Kind("price_false_negative", "price_change", partial(_render, " false negatives"), _MEDIANS,
                             tests=partial(_cell_tests, "price_false_negative"), metrics=_cell_metrics,
-                            worst=_CELLS.key, panel=PANEL,
+                            worst=_CELLS.key, panel=PANEL, tier=3,
                             logged=(Metric("price_false_negative_shift/", f"{PRICES}/relative shift false negatives "),
                                     _CELLS))

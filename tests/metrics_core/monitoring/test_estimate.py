@@ -271,3 +271,14 @@ def test_an_unlabelled_period_alerts_on_an_estimated_drop_and_a_stable_one_does_
     real = _realised(_multiclass(y[keep], s[keep]))["balanced_accuracy"]
     lo, hi = (hard.metrics[f"{PREFIX}balanced_accuracy_ci_{b}"] for b in ("low", "high"))
     assert lo <= real <= hi  # covariate shift: the estimate follows the real drop
+
+
+def test_the_reliability_rule_takes_the_policys_score_shift():
+    """assess_stats passed no score_shift to the estimate, so a spec's own threshold was ignored there."""
+    from metrics_core.monitoring import assess_stats
+
+    ref = _multiclass(*_arrays(20000, 4))
+    y, s = _arrays(5000, 1004)
+    cur = _corrupted(y, s, 4)
+    assert assess_stats(ref, cur).metrics[f"{PREFIX}reliable"] == 0.0
+    assert assess_stats(ref, cur, {"score_shift": 0.5}).metrics[f"{PREFIX}reliable"] == 1.0
