@@ -4,7 +4,7 @@ No matplotlib here: `classwatch evaluate` starts the workers first thing (:meth:
 so their imports (matplotlib and metrics_core, 1.3-1.5 s) run on the second core while the command
 imports its own modules and computes the report on the first. Sent the report once its table is
 ready, the two workers draw half of its PNGs each while the command prints. On a 1,000-row file
-this took the command from 3.4 to 2.2-2.6 s (issue 15, benchmarks/bench_cli.py). Whatever the workers did
+this took the command from 3.4 to 2.2-2.6 s (measured with benchmarks/bench_cli.py). Whatever the workers did
 not draw (an error, no exit within ``CHILD_TIMEOUT`` seconds, no fork possible, a report too large
 to copy) the command draws itself, so the pictures never depend on the workers.
 """
