@@ -383,12 +383,12 @@ def experiment_links(uri: str, base: str) -> list[tuple[str, str]]:
     """(name, link) of each experiment of the store: its runs table in the classic "Model training"
     view (MLflow 3.17's UI opens its GenAI view unless the link asks for this one); [] if unreadable."""
     try:
-        from tasks.store.mlflow import client
+        from tasks.store.mlflow import client, ui_link
 
         exps = client(uri).search_experiments(max_results=50)
     except Exception:  # noqa: BLE001 - the links are a convenience; the UI itself reports store errors
         return []
-    return [(e.name, f"{base}/#/experiments/{e.experiment_id}/runs?workflowType=machine_learning")
+    return [(e.name, ui_link(e.experiment_id, base=base))
             for e in exps if e.name != "Default" or e.experiment_id != "0"]
 
 
