@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 
 from classwatch.commands.errors import BAD_INPUT, FAILED, debug, exit_code, fail, message, quiet_prefect
-from classwatch.commands.evaluate import Task
+from classwatch.commands.evaluate import Task, checked_positive_class
 
 console = Console(highlight=False)
 
@@ -366,7 +366,6 @@ def recommend(
     headline metric, the ROC or PR space to plot it in, averaging, weighting and beta advice.
     """
     from metrics_core import ons
-    from metrics_core.contract import classes
     from metrics_core.contract import missing_columns
     from metrics_core.dataset import open_dataset
 
@@ -383,8 +382,8 @@ def recommend(
         rows = ds.to_table(columns=list(dict.fromkeys(cols)))  # Arrow: stability_from_rows reads its dates
         pos = None
         if task is Task.binary:  # the positive class as evaluate reads it: 1 or True unless given
-            pos = classes.positive_class(rows.schema.field(label_column).type, positive_class, column=label_column,
-                                         where=data)
+            pos = checked_positive_class(data, rows.schema.field(label_column).type, positive_class, label_column,
+                                         rows)
         st = ons.stability_from_rows(rows, period_column=period_column, label_column=label_column,
                                      price_column=price_column if price_column in rows.column_names else None,
                                      reference=reference, positive_class=pos)
