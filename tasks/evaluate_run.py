@@ -25,6 +25,32 @@ from tasks.store.mlflow import RunContent, client, finished_run, log_run
 
 MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")
 
+#: The baselines' logged prefix. MLflow's UI shows a run's chart sections sorted by the text
+#: before the last "/" of a metric key (the model's unprefixed metrics after them all): under
+#: ``baseline_majority/`` the baselines' bars opened the page and were taken for the model's.
+#: This prefix sorts after every other section of an evaluation run and says what they are.
+BASELINE_PREFIX = ("baseline_", "zero-skill baseline ")
+
+
+def logged_name(key: str) -> str:
+    """The MLflow name of an evaluation metric's semantic key (only the baselines are renamed).
+
+    >>> logged_name("baseline_majority/accuracy"), logged_name("auroc"), logged_name("check_leakage/n")
+    ('zero-skill baseline majority/accuracy', 'auroc', 'check_leakage/n')
+    """
+    semantic, logged = BASELINE_PREFIX
+    return logged + key[len(semantic):] if key.startswith(semantic) else key
+
+
+def semantic_name(name: str) -> str:
+    """The semantic key of a logged evaluation metric (the inverse of :func:`logged_name`).
+
+    >>> semantic_name(logged_name("baseline_random/f1")), semantic_name("f1")
+    ('baseline_random/f1', 'f1')
+    """
+    semantic, logged = BASELINE_PREFIX
+    return semantic + name[len(logged):] if name.startswith(logged) else name
+
 
 def run_key(spec: RunSpec, plan: EvalPlan) -> str:
     """The evaluation's MLflow run key: model name, spec, test source and the model version evaluated
@@ -68,7 +94,8 @@ def finished_evaluation(spec: RunSpec, key: str) -> dict | None:
         return None
     tags = done["tags"]
     champion = tags.get("classwatch.champion")
-    return {"run_id": done["run_id"], "metrics": done["metrics"], "headline": tags.get("classwatch.headline"),
+    metrics = {semantic_name(k): v for k, v in done["metrics"].items()}
+    return {"run_id": done["run_id"], "metrics": metrics, "headline": tags.get("classwatch.headline"),
             "recommendation": tags.get("classwatch.recommendation"), "champion": champion}
 
 
@@ -86,12 +113,13 @@ def log_evaluation(spec: RunSpec, key: str, evaluation: Evaluation, force: bool)
     with tempfile.TemporaryDirectory(prefix="classwatch-plots-") as plot_dir:
         content = run_content(spec, evaluation, plot_dir)
         run_id, created = log_run(spec.tracking_uri(), spec.mlflow.experiment, key, content, force=force)
-    return LoggedEvaluation(run_id, created, {k: v for k, v in content.metrics.items()
-                                              if not k.startswith("baseline_")})
+    semantic = {semantic_name(k): v for k, v in content.metrics.items()}
+    return LoggedEvaluation(run_id, created, {k: v for k, v in semantic.items() if not k.startswith("baseline_")})
 
 
 def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunContent:
-    """Everything the evaluation run will hold: metrics, intervals, baselines, plots, tables, ISO report."""
+    """Everything the evaluation run will hold: metrics (under their MLflow names, :func:`logged_name`),
+    intervals, baselines, plots, tables, ISO report."""
     from tasks.render.plots import plot_report  # matplotlib: imported only when a run is assembled
 
     e = evaluation
@@ -144,6 +172,7 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
                       drift_rows=None if drift is None else metrics["drift_flagged"])
     tags["mlflow.note.content"] = evaluation_note(plan.model_uri, plan.test, report, headline,  # the run's description
                                                   rec["recommendation"].metric, checks, champion)
+    metrics = {logged_name(k): v for k, v in metrics.items()}
     return RunContent(f"{spec.name} evaluation", params=params, metrics=metrics, tags=tags, files=files,
                       tables=tables, texts={"iso_report.md": text})
 
