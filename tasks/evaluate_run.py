@@ -6,6 +6,7 @@ import json
 import re
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -117,6 +118,16 @@ def log_evaluation(spec: RunSpec, key: str, evaluation: Evaluation, force: bool)
     return LoggedEvaluation(run_id, created, {k: v for k, v in semantic.items() if not k.startswith("baseline_")})
 
 
+def plot_subject(name: str, model_uri: str | None, test: str) -> str:
+    """What an evaluation's plots are of, for their titles: the model (its URI, else the spec's
+    name) and the test file.
+
+    >>> plot_subject("m", "models:/m/3", "/data/test.parquet"), plot_subject("m", None, "s3://b/test/")
+    ('models:/m/3 on test.parquet', 'm on test')
+    """
+    return f"{model_uri or name} on {Path(str(test).rstrip('/')).name}"
+
+
 def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunContent:
     """Everything the evaluation run will hold: metrics (under their MLflow names, :func:`logged_name`),
     intervals, baselines, plots, tables, ISO report."""
@@ -155,13 +166,15 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
                         f"champion/{champion['metric']}_difference_ci_high": b.interval[1],
                         "champion/bootstrap_p": b.p_value})
         tags["classwatch.champion"] = champion["champion_uri"]
-    files = {f"{k}.png": str(p) for k, p in plot_report(report, plot_dir, beta=spec.beta).items()}
+    subject = plot_subject(spec.name, plan.model_uri, plan.test)
+    files = {f"{k}.png": str(p) for k, p in plot_report(report, plot_dir, beta=spec.beta, subject=subject).items()}
     if e.calibration is not None:  # calibration: keys, per-target table, reliability bins and diagram
         from tasks.render.calibration import plot_reliability
 
         metrics.update(e.calibration.metrics)
         tables.update({"calibration.json": e.calibration.table, "reliability_bins.json": e.calibration.bins})
-        files["reliability.png"] = str(plot_reliability(e.calibration.diagrams, f"{plot_dir}/reliability.png"))
+        files["reliability.png"] = str(plot_reliability(e.calibration.diagrams, f"{plot_dir}/reliability.png",
+                                                        subject=subject))
     model = model_description(plan.model_uri, spec.tracking_uri())
     rec_d = rec["recommendation"].as_dict()
     params = {**spec.flat_params(), "test_source": plan.test, "reference_source": plan.reference or "none",

@@ -340,7 +340,7 @@ def _evaluate(path: Path, task: Task, workers: PlotWorkers | None, *, threshold:
             table = metric_table(report, level)
         if workers is not None:  # only now: a command that fails draws nothing; they draw while the tables print
             target = out_dir or path.parent  # never inside a dataset directory: readers would trip on PNGs
-            workers.send(report, target, prefix=f"{path.stem}_", beta=beta)
+            workers.send(report, target, prefix=f"{path.stem}_", beta=beta, subject=path.name)
     except ValueError as exc:  # the input contract's message, as it is
         errors.print(f"[bold red]Error:[/] [red]{escape(str(exc))}[/]", soft_wrap=True)
         raise typer.Exit(code=BAD_INPUT) from None
