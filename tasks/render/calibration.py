@@ -77,6 +77,7 @@ def plot_reliability(diagrams: dict[str, tuple[Reliability, Reliability]], path,
     axes = fig.subplots(2 * rows, 2, squeeze=False, sharex=True, gridspec_kw={"height_ratios": [3, 1] * rows})
     for i, (name, pair) in enumerate(diagrams.items()):
         for j, rel in enumerate(pair):
-            _panel(axes[2 * i, j], axes[2 * i + 1, j], rel, f"{title}{subject + ': ' if subject else ''}{_target(name)}")
+            head = f"{title}{subject + ': ' if subject else ''}{_target(name)}"
+            _panel(axes[2 * i, j], axes[2 * i + 1, j], rel, head)
     fig.tight_layout()
     return _save(fig, path)

@@ -464,7 +464,8 @@ def plot_confusion(report, path, *, title: str | None = None, matrix=None, label
     total = matrix.sum()
     size = _size_text(report) if report is not None else f"n = {_count_text(total)}"
     weighted = "weighted " if "weight" in size else ""
-    text = title or f"Confusion matrix (cells: {weighted}count and row %)\n" + (f"{subject}, " if subject else "") + size
+    of = f"{subject}, " if subject else ""
+    text = title or f"Confusion matrix (cells: {weighted}count and row %)\n{of}{size}"
     ax.set_title(text)
     for i in range(k):  # outline the diagonal: the correctly classified cells
         ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1.0, 1.0, fill=False, edgecolor="#d35400",
@@ -490,7 +491,8 @@ def plot_report(report, out_dir, *, prefix: str = "", beta: float | None = None,
     paths = plot_paths(report, out_dir, prefix)
     draw = {"roc": lambda p: plot_roc(report, p, subject=subject),
             "pr": lambda p: plot_pr(report, p, beta=beta, subject=subject),
-            "gain": lambda p: plot_gain(report, p, subject=subject), "lift": lambda p: plot_lift(report, p, subject=subject),
+            "gain": lambda p: plot_gain(report, p, subject=subject),
+            "lift": lambda p: plot_lift(report, p, subject=subject),
             "confusion": lambda p: plot_confusion(report, p, subject=subject)}
     if names is not None:
         paths = {name: path for name, path in paths.items() if name in names}

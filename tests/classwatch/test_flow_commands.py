@@ -218,7 +218,8 @@ def test_the_summary_lists_the_strongest_reasons_and_says_where_alerts_went(caps
     from tasks.monitor import PeriodResult
 
     monkeypatch.setattr(flows.console, "width", 250)
-    reasons = tuple(Reason(TestKey("price", f"class {i:02d} [fresh] bread, cakes and other cereal products of bakeries and of supermarkets"),
+    name = "[fresh] bread, cakes and other cereal products of bakeries and of supermarkets"
+    reasons = tuple(Reason(TestKey("price", f"class {i:02d} {name}"),
                            0.5 - i / 100, 0.1, 1e-6, 2.0, 3.0) for i in range(25))
     quiet = PeriodResult("m", "2024-07", "sqlite://", "e", None, "r1", None, True, False, (), {"n_rows": 10})
     shifted = PeriodResult("m", "2024-08", "sqlite://", "e", None, "r2", None, True, True, reasons, {"n_rows": 10},

@@ -298,9 +298,9 @@ def test_plots_name_what_was_evaluated_and_keep_legends_off_the_curves(binary_re
     figures = _drawn(monkeypatch)
     plots.plot_report(binary_report, tmp_path, subject="quotes.parquet")
     titles = [f["texts"][0][0] for f in figures]
-    assert [t.split("\n")[0] for t in titles] == ["ROC: quotes.parquet", "Precision-recall, F2 isolines: quotes.parquet",
-                                                "Cumulative gain: quotes.parquet", "Lift: quotes.parquet",
-                                                "Confusion matrix (cells: count and row %)"]
+    assert [t.split("\n")[0] for t in titles] == [
+        "ROC: quotes.parquet", "Precision-recall, F2 isolines: quotes.parquet", "Cumulative gain: quotes.parquet",
+        "Lift: quotes.parquet", "Confusion matrix (cells: count and row %)"]
     assert titles[-1].split("\n")[1].startswith("quotes.parquet, n = ")
     lift = figures[3]
     ax = lift["axes"][0]
