@@ -134,5 +134,5 @@ def main() -> None:
     finally:
         # The interpreter's last garbage collection walks every object the libraries made at
         # import (matplotlib, pandas, pyarrow): 0.35 s of a 1,000-row `classwatch evaluate`
-        # (issue 15). Frozen objects are skipped by that walk; the modules are still cleared.
+        # (benchmarks/bench_cli.py). Frozen objects are skipped by that walk; the modules are still cleared.
         gc.freeze()

@@ -11,6 +11,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from metrics_core.monitoring import VERDICTS, Alert, Reason
+from tasks.store.mlflow import ui_link
 
 #: The name of the retraining alert event (the automation in deployments/automations.py routes it).
 EVENT = "classwatch.alert.retrain"
@@ -120,7 +121,7 @@ def payload(model: str, period: str, decision: Alert, run_id: str | None, tracki
     out = {"model": model, "period": period, "reasons": decision.texts, "reason": "; ".join(decision.texts),
            "figures": figures, "mlflow_run_id": run_id, "mlflow_tracking_uri": tracking_uri}
     if run_id and experiment_id and tracking_uri and tracking_uri.startswith(("http://", "https://")):
-        out["mlflow_run_url"] = f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+        out["mlflow_run_url"] = ui_link(experiment_id, run_id, tracking_uri)
     return out
 
 

@@ -6,6 +6,7 @@ import json
 import re
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,32 @@ from metrics_core.monitoring import DEFAULT_HEADLINE
 from tasks.store.mlflow import RunContent, client, finished_run, log_run
 
 MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")
+
+#: The baselines' logged prefix. MLflow's UI shows a run's chart sections sorted by the text
+#: before the last "/" of a metric key (the model's unprefixed metrics after them all): under
+#: ``baseline_majority/`` the baselines' bars opened the page and were taken for the model's.
+#: This prefix sorts after every other section of an evaluation run and says what they are.
+BASELINE_PREFIX = ("baseline_", "zero-skill baseline ")
+
+
+def logged_name(key: str) -> str:
+    """The MLflow name of an evaluation metric's semantic key (only the baselines are renamed).
+
+    >>> logged_name("baseline_majority/accuracy"), logged_name("auroc"), logged_name("check_leakage/n")
+    ('zero-skill baseline majority/accuracy', 'auroc', 'check_leakage/n')
+    """
+    semantic, logged = BASELINE_PREFIX
+    return logged + key[len(semantic):] if key.startswith(semantic) else key
+
+
+def semantic_name(name: str) -> str:
+    """The semantic key of a logged evaluation metric (the inverse of :func:`logged_name`).
+
+    >>> semantic_name(logged_name("baseline_random/f1")), semantic_name("f1")
+    ('baseline_random/f1', 'f1')
+    """
+    semantic, logged = BASELINE_PREFIX
+    return semantic + name[len(logged):] if name.startswith(logged) else name
 
 
 def run_key(spec: RunSpec, plan: EvalPlan) -> str:
@@ -68,7 +95,8 @@ def finished_evaluation(spec: RunSpec, key: str) -> dict | None:
         return None
     tags = done["tags"]
     champion = tags.get("classwatch.champion")
-    return {"run_id": done["run_id"], "metrics": done["metrics"], "headline": tags.get("classwatch.headline"),
+    metrics = {semantic_name(k): v for k, v in done["metrics"].items()}
+    return {"run_id": done["run_id"], "metrics": metrics, "headline": tags.get("classwatch.headline"),
             "recommendation": tags.get("classwatch.recommendation"), "champion": champion}
 
 
@@ -86,12 +114,23 @@ def log_evaluation(spec: RunSpec, key: str, evaluation: Evaluation, force: bool)
     with tempfile.TemporaryDirectory(prefix="classwatch-plots-") as plot_dir:
         content = run_content(spec, evaluation, plot_dir)
         run_id, created = log_run(spec.tracking_uri(), spec.mlflow.experiment, key, content, force=force)
-    return LoggedEvaluation(run_id, created, {k: v for k, v in content.metrics.items()
-                                              if not k.startswith("baseline_")})
+    semantic = {semantic_name(k): v for k, v in content.metrics.items()}
+    return LoggedEvaluation(run_id, created, {k: v for k, v in semantic.items() if not k.startswith("baseline_")})
+
+
+def plot_subject(name: str, model_uri: str | None, test: str) -> str:
+    """What an evaluation's plots are of, for their titles: the model (its URI, else the spec's
+    name) and the test file.
+
+    >>> plot_subject("m", "models:/m/3", "/data/test.parquet"), plot_subject("m", None, "s3://b/test/")
+    ('models:/m/3 on test.parquet', 'm on test')
+    """
+    return f"{model_uri or name} on {Path(str(test).rstrip('/')).name}"
 
 
 def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunContent:
-    """Everything the evaluation run will hold: metrics, intervals, baselines, plots, tables, ISO report."""
+    """Everything the evaluation run will hold: metrics (under their MLflow names, :func:`logged_name`),
+    intervals, baselines, plots, tables, ISO report."""
     from tasks.render.plots import plot_report  # matplotlib: imported only when a run is assembled
 
     e = evaluation
@@ -127,13 +166,15 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
                         f"champion/{champion['metric']}_difference_ci_high": b.interval[1],
                         "champion/bootstrap_p": b.p_value})
         tags["classwatch.champion"] = champion["champion_uri"]
-    files = {f"{k}.png": str(p) for k, p in plot_report(report, plot_dir, beta=spec.beta).items()}
+    subject = plot_subject(spec.name, plan.model_uri, plan.test)
+    files = {f"{k}.png": str(p) for k, p in plot_report(report, plot_dir, beta=spec.beta, subject=subject).items()}
     if e.calibration is not None:  # calibration: keys, per-target table, reliability bins and diagram
         from tasks.render.calibration import plot_reliability
 
         metrics.update(e.calibration.metrics)
         tables.update({"calibration.json": e.calibration.table, "reliability_bins.json": e.calibration.bins})
-        files["reliability.png"] = str(plot_reliability(e.calibration.diagrams, f"{plot_dir}/reliability.png"))
+        files["reliability.png"] = str(plot_reliability(e.calibration.diagrams, f"{plot_dir}/reliability.png",
+                                                        subject=subject))
     model = model_description(plan.model_uri, spec.tracking_uri())
     rec_d = rec["recommendation"].as_dict()
     params = {**spec.flat_params(), "test_source": plan.test, "reference_source": plan.reference or "none",
@@ -146,6 +187,7 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
     tags["mlflow.note.content"] = evaluation_note(plan.model_uri, plan.test, report, headline,  # the run's description
                                                   rec["recommendation"].metric, checks, champion) \
         + (f" {no_scores}" if no_scores else "")
+    metrics = {logged_name(k): v for k, v in metrics.items()}
     return RunContent(f"{spec.name} evaluation", params=params, metrics=metrics, tags=tags, files=files,
                       tables=tables, texts={"iso_report.md": text})
 

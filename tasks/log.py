@@ -22,7 +22,7 @@ from tasks.config.spec import RunSpec
 from tasks.metric_names import mlflow_metrics, semantic_metrics
 from tasks.monitor import Assessment, History, Logged, Plan
 from tasks.render.markdown import alert_markdown, parent_note, period_note, summary_markdown
-from tasks.store.mlflow import MlflowStore, RunContent
+from tasks.store.mlflow import MlflowStore, RunContent, ui_link
 
 #: MLflow's run description (shown on the run page's Overview).
 NOTE = "mlflow.note.content"
@@ -183,7 +183,7 @@ def period_content(spec: RunSpec, plan: Plan, a: Assessment) -> RunContent:
         metrics=dict(sorted(mlflow_metrics(a.metrics, judged.headline_metric).items())), tags=tags,
         tables=dict(judged.tables),
         texts={"monitoring_summary.md": summary_markdown(plan, judged, spec.columns.period, spec.alerts)},
-        step=sources.period_index(plan.period), timestamp_ms=_period_ms(plan.period))
+        step=sources.period_step(plan.period), timestamp_ms=_period_ms(plan.period))
 
 
 def parent_series(series: dict, headline: str) -> dict:
@@ -197,10 +197,14 @@ def parent_series(series: dict, headline: str) -> dict:
     return dict(sorted(mlflow_metrics(kept, headline).items()))
 
 
-def _parent_tags(spec: RunSpec, plan: Plan, history: History, alert: bool) -> dict:
+def _parent_tags(spec: RunSpec, plan: Plan, history: History, alert: bool, run_id: str | None = None,
+                 experiment_id: str | None = None) -> dict:
+    """The parent's description: its periods, each linked to its run (``run_id``: this period's)."""
     verdicts = {p: logged_alert(run.tags) for p, run in history.periods.items()}
     verdicts[plan.period] = alert
-    return {NOTE: parent_note(spec.name, plan.reference, verdicts)}
+    runs = {p: run.run_id for p, run in history.periods.items()} | ({plan.period: run_id} if run_id else {})
+    links = {p: ui_link(experiment_id, r) for p, r in runs.items()} if experiment_id else {}
+    return {NOTE: parent_note(spec.name, plan.reference, verdicts, links)}
 
 
 @task(name="log-monitoring", **IO)
@@ -221,10 +225,10 @@ def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, his
     with store.new_run(history.child_key, content.name, parent_run_id=parent_id, replaces=history.leftovers) as run_id:
         if a.assessment.alert:
             text = content.texts["alert.md"] = alert_markdown(spec.name, plan.period, a.assessment.decision, run_id,
-                                                               store.tracking_uri)
+                                                               store.tracking_uri, store.experiment_id())
         store.write(run_id, content)
         store.log_batches(parent_id, parent_series(a.series, a.assessment.headline_metric),
-                          tags=_parent_tags(spec, plan, history, a.assessment.alert),
+                          tags=_parent_tags(spec, plan, history, a.assessment.alert, run_id, store.experiment_id()),
                           step=content.step, timestamp_ms=content.timestamp_ms)
         with tempfile.TemporaryDirectory(prefix="classwatch-plot-") as tmp:
             plot = _plot(spec, history, plan.period, a, Path(tmp))

@@ -97,6 +97,30 @@ def per_class_table(report) -> Table:
 # The report
 # --------------------------------------------------------------------------------------------
 
+def checked_positive_class(path, label_type, given, column: str, rows=None):
+    """The positive class ``given`` (text from ``--positive-class``; None: the default) as a value of
+    the label ``column`` of ``path``
+    (:func:`metrics_core.contract.positive_class`). A value the column's type cannot hold
+    (``yes`` for integer labels) is reported as any class the labels do not hold
+    (:func:`metrics_core.contract.binary_classes`): one message naming the file, the column, the
+    labels found there (read from ``rows``, an Arrow table, else from the file) and the option."""
+    from metrics_core.contract import binary_classes, positive_class
+    from metrics_core.errors import InputError
+
+    try:
+        return positive_class(label_type, given, column=column, where=path)
+    except InputError:
+        if given is None:
+            raise
+        if rows is None:
+            from metrics_core.dataset import open_dataset
+
+            rows = open_dataset(str(path)).to_table(columns=[column])
+        labels = sorted(v for v in rows.column(column).unique().to_pylist() if v is not None)
+        binary_classes(labels, given, where=f"{path}: column {column!r}")  # raises: not one of the labels
+        raise
+
+
 def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float = 1.0, pos_label: str | None = None,
                  level: float = 0.95, label_column: str = "label", score_column: str = "score",
                  score_prefix: str = "score_", prediction_column: str = "prediction",
@@ -119,7 +143,7 @@ def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float 
     follows the reading.
     """
     import metrics_core as mc  # here, not at the top: `classwatch --help` and other commands start without it
-    from metrics_core.contract import Columns, positive_class, resolve_layout
+    from metrics_core.contract import Columns, resolve_layout
     from metrics_core.dataset import scan_stats, schema_of
 
     columns = Columns(label=label_column, prediction=prediction_column, score=score_column, score_prefix=score_prefix,
@@ -128,7 +152,7 @@ def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float 
     layout = resolve_layout(schema, task.value, columns, require=["label"] + (["weight"] if weight_column else []),
                             where=path)
     if task is Task.binary:  # the scores decide when there are scores
-        pos = positive_class(schema.field(label_column).type, pos_label, column=label_column, where=path)
+        pos = checked_positive_class(path, schema.field(label_column).type, pos_label, label_column)
         labels, use_prediction = None, not layout.scores
     else:
         pos, labels, use_prediction = 1, layout.labels or None, None
@@ -316,7 +340,7 @@ def _evaluate(path: Path, task: Task, workers: PlotWorkers | None, *, threshold:
             table = metric_table(report, level)
         if workers is not None:  # only now: a command that fails draws nothing; they draw while the tables print
             target = out_dir or path.parent  # never inside a dataset directory: readers would trip on PNGs
-            workers.send(report, target, prefix=f"{path.stem}_", beta=beta)
+            workers.send(report, target, prefix=f"{path.stem}_", beta=beta, subject=path.name)
     except ValueError as exc:  # the input contract's message, as it is
         errors.print(f"[bold red]Error:[/] [red]{escape(str(exc))}[/]", soft_wrap=True)
         raise typer.Exit(code=BAD_INPUT) from None

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 import traceback
 import warnings
@@ -14,11 +15,12 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from classwatch.commands.errors import BAD_INPUT, FAILED, debug, exit_code, fail, message, quiet_prefect
-from classwatch.commands.evaluate import Task
+from classwatch.commands.evaluate import Task, checked_positive_class
 
 console = Console(highlight=False)
 
@@ -71,17 +73,36 @@ def alert_table(periods: list, title: str = "Retraining alerts per period") -> T
     alert (RETRAIN, "not enough labels" when the headline test could not see a drop, or none), the
     strongest reason without its details (they are in the run)."""
     table = Table(title=title)
-    for col in ("period", "rows", "labels", "alert", "strongest reason (number of reasons)"):
+    for col in ("period", "rows", "labels", "alert"):
         table.add_column(col)
+    table.add_column("strongest reason (number of reasons)", overflow="fold")  # a long class name wraps, uncut
     shown = {"retrain": "[bold red]RETRAIN[/bold red]",
              "not enough labels to judge": "[yellow]not enough labels[/yellow]"}
     for p in periods:
-        first = p.reasons[0].summary if p.reasons else ""
-        first = first if len(first) <= 90 else first[:87] + "..."
+        first = escape(textwrap.shorten(p.reasons[0].summary, 90, placeholder=" ...")) if p.reasons else ""
         table.add_row(p.period, f"{int(p.metrics.get('n_rows', 0)):,}", "yes" if p.labelled else "no",
                       shown.get(p.verdict, "none"),
                       f"{first} ({len(p.reasons)})" if p.reasons else "")
     return table
+
+
+#: Reasons of an alerting period the summary lists; the rest are counted (all are in the run's alert.md).
+MOST_REASONS = 3
+
+
+def reason_lines(result, most: int = MOST_REASONS) -> list[str]:
+    """The reasons of an alerting period (:class:`tasks.monitor.PeriodResult`) as lines to print:
+    the period and the count, then the first ``most`` (the strongest: the alert decision orders
+    them) one per line, then how many more and where they are; [] without reasons.
+    Rich markup in a reason's text (e.g. an interval "[0.88, 0.93]") is printed as it is."""
+    if not result.reasons:
+        return []
+    n = len(result.reasons)
+    lines = [f"[bold]{result.period}[/bold]: {n} reason(s)" + (", the strongest:" if n > most else ":")]
+    lines += [f"  - {escape(r.text)}" for r in result.reasons[:most]]
+    if n > most:
+        lines.append(f"  and {n - most} more (all of them in alert.md of the period's run)")
+    return lines
 
 
 def estimated_line(periods: list, metric: str = "balanced_accuracy") -> str:
@@ -174,6 +195,26 @@ def default_spec(spec: Path | None) -> Path:
                     "`classwatch monitor --example-spec > spec.yaml` writes a commented example."))
 
 
+def checked_periods(run_spec, periods: list[str]) -> tuple[list[str], list]:
+    """Each period resolved ("previous" -> the month before) and checked with its sources (files,
+    columns, schemas; metadata only) before Prefect starts, so a typo or a missing file is reported
+    at once: (the periods to monitor, [(period, exception)] of the others)."""
+    from tasks.monitor import plan_period, resolve_period
+
+    ok, failed = [], []
+    for given in periods:
+        try:
+            period = resolve_period(given)
+            plan_period.fn(run_spec, period)  # the flow's own first check, without the engine
+        except Exception as exc:  # noqa: BLE001 - reported per period in the summary
+            if debug():
+                traceback.print_exception(exc)
+            failed.append((given, exc))
+        else:
+            ok.append(period)
+    return ok, failed
+
+
 def _monitor_periods(flow, run_spec, periods: list[str], force: bool) -> tuple[list, list, list[str]]:
     """Run every period (a failure does not stop the others): (results, [(period, exception)], the
     messages of the warnings raised meanwhile, each once, to be shown as ``Warning:`` lines)."""
@@ -230,7 +271,10 @@ def monitor(
         runners.check_scheduler(run_spec.task_runner)
     except Exception as exc:  # noqa: BLE001
         fail(exc)
-    done, failed, said = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, period, force)
+    periods, bad = checked_periods(run_spec, period)
+    done, failed, said = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, periods,
+                                          force) if periods else ([], [], [])
+    failed = bad + failed
     _summary(done, failed)
     for text in said:  # e.g. a probability threshold on percent scores (metrics_core.misread)
         typer.secho(f"Warning: {text}", fg=typer.colors.YELLOW, err=True)
@@ -245,8 +289,8 @@ def _summary(done: list, failed: list) -> None:
     if done:
         console.print(alert_table(done))
         for d in done:
-            if d.alert and d.reasons:
-                console.print(f"[bold]{d.period}[/bold]: " + "; ".join(r.text for r in d.reasons))
+            for line in reason_lines(d) if d.alert else ():
+                console.print(line, soft_wrap=True)
         unlabelled = [d.period for d in done if not d.labelled]
         if unlabelled:
             console.print(f"Without labels (performance not measured): {', '.join(unlabelled)}.")
@@ -254,7 +298,10 @@ def _summary(done: list, failed: list) -> None:
         reused = sum(not d.created for d in done)
         console.print(f"\nLogged to MLflow {first.tracking_uri}, experiment {first.experiment!r}: "
                       f"{len(done) - reused} new period run(s), {reused} already logged (use --force to redo): "
-                      f"{', '.join(d.period for d in done)}. Alerts went to Prefect as {EVENT} events.")
+                      f"{', '.join(d.period for d in done)}.")
+        sent = [d.period for d in done if d.event_id]
+        if sent:  # an alert is sent once, when its period is first logged (none when nothing alerted)
+            console.print(f"Alerts of {', '.join(sent)} went to Prefect as {EVENT} events.")
         console.print(f"Look at it: [bold]{_ui_hint(first.tracking_uri)}[/bold]")
     for p, exc in failed:
         typer.secho(f"Error: {p}: {message(exc)}", fg=typer.colors.RED, err=True)
@@ -319,7 +366,6 @@ def recommend(
     headline metric, the ROC or PR space to plot it in, averaging, weighting and beta advice.
     """
     from metrics_core import ons
-    from metrics_core.contract import classes
     from metrics_core.contract import missing_columns
     from metrics_core.dataset import open_dataset
 
@@ -336,8 +382,8 @@ def recommend(
         rows = ds.to_table(columns=list(dict.fromkeys(cols)))  # Arrow: stability_from_rows reads its dates
         pos = None
         if task is Task.binary:  # the positive class as evaluate reads it: 1 or True unless given
-            pos = classes.positive_class(rows.schema.field(label_column).type, positive_class, column=label_column,
-                                         where=data)
+            pos = checked_positive_class(data, rows.schema.field(label_column).type, positive_class, label_column,
+                                         rows)
         st = ons.stability_from_rows(rows, period_column=period_column, label_column=label_column,
                                      price_column=price_column if price_column in rows.column_names else None,
                                      reference=reference, positive_class=pos)
@@ -383,12 +429,12 @@ def experiment_links(uri: str, base: str) -> list[tuple[str, str]]:
     """(name, link) of each experiment of the store: its runs table in the classic "Model training"
     view (MLflow 3.17's UI opens its GenAI view unless the link asks for this one); [] if unreadable."""
     try:
-        from tasks.store.mlflow import client
+        from tasks.store.mlflow import client, ui_link
 
         exps = client(uri).search_experiments(max_results=50)
     except Exception:  # noqa: BLE001 - the links are a convenience; the UI itself reports store errors
         return []
-    return [(e.name, f"{base}/#/experiments/{e.experiment_id}/runs?workflowType=machine_learning")
+    return [(e.name, ui_link(e.experiment_id, base=base))
             for e in exps if e.name != "Default" or e.experiment_id != "0"]
 
 

@@ -72,7 +72,7 @@ def check_period(period: str) -> str:
 
 
 def period_index(period: str) -> int:
-    """The MLflow step of a period, the same whenever and in whatever order periods are run:
+    """The rank of a period in time, the same whenever and in whatever order periods are run:
     months since 1970-01, ISO weeks since 1970-W01 (Monday 1969-12-29), days since 1970-01-01.
 
     >>> period_index("1970-01"), period_index("2024-08"), period_index("1970-W02"), period_index("1970-01-31")
@@ -86,6 +86,22 @@ def period_index(period: str) -> int:
     if kind == "week":
         return (start - date(1969, 12, 29)).days // 7
     return (start - date(1970, 1, 1)).days
+
+
+def period_step(period: str) -> int:
+    """The MLflow step of a period: the period written as a number a reader of a chart reads back,
+    increasing in time within each kind of period: ``year * 100 + month`` for a month,
+    ``ISO year * 100 + ISO week`` for a week, ``year * 10000 + month * 100 + day`` for a day.
+
+    >>> period_step("2024-05"), period_step("2024-W19"), period_step("2024-05-12"), period_step("2025-W01")
+    (202405, 202419, 20240512, 202501)
+    """
+    kind = period_kind(period)
+    if kind == "week":
+        year, week = WEEK_RE.match(period).groups()
+        return int(year) * 100 + int(week)
+    start = period_bounds(period)[0]
+    return start.year * 100 + start.month if kind == "month" else int(start.strftime("%Y%m%d"))
 
 
 def columns_of(spec: RunSpec) -> Columns:

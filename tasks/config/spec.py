@@ -82,7 +82,8 @@ class DataSources(_Model):
 
 
 class ColumnMap(_Model):
-    """Column roles (SPEC "Data contract"). Defaults are the SPEC's names.
+    """Column roles: which column of the data holds the label, the prediction, the scores and the
+    rest (docs/run-spec.md lists them); the defaults are the names classwatch writes and reads.
 
     A role whose column is absent is skipped when it is optional (prediction: derived from the
     scores; id, period, weight, price, features); label is required for evaluation and optional

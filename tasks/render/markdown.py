@@ -13,8 +13,10 @@ if TYPE_CHECKING:  # the tasks import this module, not the other way round
     from tasks.monitor import Plan
 
 
-def alert_markdown(model: str, period: str, decision: Alert, run_id: str | None, tracking_uri: str | None) -> str:
-    """The alert: its reasons, the table of the tests that passed their thresholds and the MLflow run.
+def alert_markdown(model: str, period: str, decision: Alert, run_id: str | None, tracking_uri: str | None,
+                   experiment_id: str | None = None) -> str:
+    """The alert: its reasons, the table of the tests that passed their thresholds and the MLflow run
+    (a link to its page when the store is a tracking server and ``experiment_id`` is known).
 
     >>> from metrics_core import drift
     >>> from metrics_core.monitoring import TestKey, decide_alert
@@ -31,7 +33,11 @@ def alert_markdown(model: str, period: str, decision: Alert, run_id: str | None,
         lines += ["", "| test | effect | threshold | p (adjusted) |", "|---|---|---|---|"]
         for r in rows.iter_rows(named=True):
             lines.append(f"| {r['name']} | {r['effect_size']:.4g} | {r['threshold']:g} | {r['p_adjusted']:.2g} |")
-    if run_id:
+    if run_id and experiment_id and (tracking_uri or "").startswith(("http://", "https://")):
+        from tasks.store.mlflow import ui_link
+
+        lines += ["", f"MLflow run: [{run_id}]({ui_link(experiment_id, run_id, tracking_uri)})"]
+    elif run_id:
         lines += ["", f"MLflow run `{run_id}` in `{tracking_uri}`: open it with `classwatch ui`."]
     return "\n".join(lines) + "\n"
 
@@ -147,22 +153,36 @@ def period_note(plan: "Plan", a: "PeriodAssessment", most: int = 3) -> str:
                    + (" and alert.md." if d.alert else "."))
 
 
-def parent_note(model: str, reference: str, verdicts: dict) -> str:
-    """The monitoring parent run's description: what its children are, the alert months, and how
-    to read its charts' x axis as dates (``verdicts``: period -> alerted)."""
+def parent_note(model: str, reference: str, verdicts: dict, links: dict | None = None, most: int = 36) -> str:
+    """The monitoring parent run's description: what its children are, its last ``most`` periods
+    (each a link to its run when ``links`` has one: period -> MLflow UI link; the description is a
+    tag of at most 8,000 characters), the alert periods, and how to read its charts' x axis
+    (``verdicts``: period -> alerted).
+
+    >>> parent_note("m", "ref", {"2024-06": True, "2024-05": False}, {"2024-06": "#/r6"}).split(". ")[1]
+    '2 period(s) logged, 2024-05 to 2024-06: 2024-05, [2024-06 ALERT](#/r6); alerts in 2024-06 (1)'
+    """
     from tasks.config import sources
 
+    links = links or {}
     periods = sorted(verdicts, key=sources.period_index)
     alerts = [p for p in periods if verdicts[p]]
-    first = sources.period_index(periods[0]) if periods else 648
+
+    def shown(p: str) -> str:
+        name = f"{p} ALERT" if verdicts[p] else p
+        return f"[{name}]({links[p]})" if p in links else name
+
+    first = periods[0] if periods else "2024-01"
+    earlier = f"(the first {len(periods) - most} are in the runs table) " if len(periods) > most else ""
     return (f"Monitoring of {model} against the reference window {reference}: one child run per period, named "
             f"'YYYY-MM ALERT · {model}' or 'YYYY-MM ok · {model}' (expand this run in the runs table). "
-            f"{len(periods)} period(s) "
-            f"logged, {periods[0]} to {periods[-1]}; alerts in "
-            f"{', '.join(alerts) + f' ({len(alerts)})' if alerts else 'none'}. The charts of this run show the "
-            "periods' main figures over time. Their x axis is the step, the number of months since 1970-01 "
-            f"({periods[0]} is {first}); to read months, click the gear 'Configure charts' (right of "
-            "'Auto-refresh') and choose X-axis 'Time (wall)': every point is stamped with the first day of its period. "
+            f"{len(periods)} period(s) logged, {periods[0]} to {periods[-1]}: "
+            f"{earlier}{', '.join(map(shown, periods[-most:]))}; "
+            f"alerts in {', '.join(alerts) + f' ({len(alerts)})' if alerts else 'none'}. The charts of this run "
+            "show the periods' main figures over time. Their x axis is the step, the period written as a number "
+            f"({first} is {sources.period_step(first)}; a week 2024-W19 is 202419, a day 2024-05-12 is 20240512); "
+            "to read dates instead, click the gear 'Configure charts' (right of 'Auto-refresh') and choose X-axis "
+            "'Time (wall)': every point is stamped with the first day of its period. "
             "monitoring_over_time.png (Artifacts) draws each watched quantity with its alert threshold and marks "
             "each alert on the panel whose test raised it.")
 

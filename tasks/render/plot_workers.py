@@ -4,7 +4,7 @@ No matplotlib here: `classwatch evaluate` starts the workers first thing (:meth:
 so their imports (matplotlib and metrics_core, 1.3-1.5 s) run on the second core while the command
 imports its own modules and computes the report on the first. Sent the report once its table is
 ready, the two workers draw half of its PNGs each while the command prints. On a 1,000-row file
-this took the command from 3.4 to 2.2-2.6 s (issue 15, benchmarks/bench_cli.py). Whatever the workers did
+this took the command from 3.4 to 2.2-2.6 s (measured with benchmarks/bench_cli.py). Whatever the workers did
 not draw (an error, no exit within ``CHILD_TIMEOUT`` seconds, no fork possible, a report too large
 to copy) the command draws itself, so the pictures never depend on the workers.
 """
@@ -88,10 +88,11 @@ class PlotWorkers:
             pass
         return cls(pid=pid, go=go, job=Path(job))
 
-    def send(self, report, out_dir, *, prefix: str = "", beta: float | None = None) -> None:
+    def send(self, report, out_dir, *, prefix: str = "", beta: float | None = None,
+             subject: str | None = None) -> None:
         """Give the workers ``report`` to draw into ``out_dir`` (as ``plot_report`` would); returns at once."""
         self.paths = plot_paths(report, out_dir, prefix)
-        self.sent = (report, Path(out_dir), prefix, beta)
+        self.sent = (report, Path(out_dir), prefix, beta, subject)
         if self.pid is None:
             return
         buffers: list = []
@@ -112,9 +113,9 @@ class PlotWorkers:
         if not self._succeeded():
             from tasks.render.plots import plot_report
 
-            report, out_dir, prefix, beta = self.sent
+            report, out_dir, prefix, beta, subject = self.sent
             self.drawn_here = True
-            plot_report(report, out_dir, prefix=prefix, beta=beta)  # its error, if any, is raised here
+            plot_report(report, out_dir, prefix=prefix, beta=beta, subject=subject)  # its error, if any, is raised here
         return self.paths
 
     def _succeeded(self) -> bool:
@@ -164,9 +165,9 @@ def _work(read: int, job: Path) -> int:
     try:
         if os.read(read, 1) != _GO:  # the end of the pipe: the command ended without a report
             return 0
-        report, out_dir, prefix, beta = pickle.loads(job.read_bytes())
+        report, out_dir, prefix, beta, subject = pickle.loads(job.read_bytes())
         names = [name for name in plot_paths(report, out_dir, prefix) if (name in FIRST_WORKER) == (second != 0)]
-        plot_report(report, out_dir, prefix=prefix, beta=beta, names=names)
+        plot_report(report, out_dir, prefix=prefix, beta=beta, names=names, subject=subject)
         code = 0
     except Exception:  # noqa: BLE001 - the command draws these plots itself and raises the error there
         code = 1

@@ -19,9 +19,10 @@ DPI = 120
 BA_LEVELS = (0.5, 0.6, 0.7, 0.8, 0.9)
 F_LEVELS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 ISOLINE_STYLE = {"color": "#9a9a9a", "linewidth": 0.7, "linestyle": "--", "alpha": 0.75, "zorder": 1}
-# isoline labels sit above the curves (zorder 5) on a translucent box, so a curve never hides them
+# isoline labels sit above the curves (zorder 5) on an opaque box: a curve passing under a label
+# (the F1 0.5 label sits where most PR curves cross the diagonal) would overprint a translucent one
 LABEL_STYLE = {"fontsize": 7, "color": "#555555", "ha": "center", "va": "center", "zorder": 5,
-               "bbox": {"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.7}}
+               "bbox": {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 1.0}}
 MAX_LEGEND_CLASSES = 30
 PLOT_POINTS = 1000
 
@@ -166,9 +167,10 @@ def _class_legend(ax, handles, labels, n: int, title: str, inside: bool = True, 
                      title=title, title_fontsize=8, frameon=False)
 
 
-def _plot_classes(ax, sets, values: dict, key_name: str, linewidth=1.6):
+def _plot_classes(ax, sets, values: dict, key_name: str, linewidth=1.6, more: dict | None = None):
     """Draw one line per class; for more than MAX_LEGEND_CLASSES the legend lists the ten classes
-    with the lowest value (the ones to look at) and says how many it left out."""
+    with the lowest value (the ones to look at) and says how many it left out. ``more``: class ->
+    further text of its legend entry."""
     n = len(sets)
     colours = _colours(n)
     handles, labels = [], []
@@ -176,7 +178,7 @@ def _plot_classes(ax, sets, values: dict, key_name: str, linewidth=1.6):
     for (label, x, y), colour in zip(sets, colours):
         (line,) = ax.plot(x, y, color=colour, linewidth=lw, zorder=3)
         handles.append(line)
-        labels.append(f"{label} ({key_name} {_fmt(values.get(label, math.nan))})")
+        labels.append(f"{label} ({key_name} {_fmt(values.get(label, math.nan))}{(more or {}).get(label, '')})")
     if n > MAX_LEGEND_CLASSES:
         order = sorted(range(n), key=lambda i: (np.nan_to_num(values.get(sets[i][0], math.nan), nan=-1.0)))
         keep = order[:10]
@@ -195,18 +197,26 @@ def _square(ax, xlabel: str, ylabel: str) -> None:
     ax.grid(True, color="#eeeeee", linewidth=0.6, zorder=0)
 
 
-def _title(report, what: str, title: str | None) -> str:
+def _title(report, what: str, title: str | None, subject: str | None = None) -> str:
+    """``title``, else what is drawn and of what: ``subject`` (the model or the file, as the caller
+    names it) on the first line, the task and the rows on the second.
+
+    >>> from types import SimpleNamespace as R
+    >>> _title(R(task="binary", metrics={"n": 30}, curves={}), "ROC", None, "model m v2 on test.parquet")
+    'ROC: model m v2 on test.parquet\\nbinary, n = 30'
+    """
     if title:
         return title
     kind = "binary" if is_binary(report) else f"one-vs-rest, {len(report.curves)} classes"
-    return f"{what}: {kind}\n{_size_text(report)}"
+    return f"{what}: {subject}\n{kind}, {_size_text(report)}" if subject else f"{what}: {kind}\n{_size_text(report)}"
 
 
 # --------------------------------------------------------------------------------------------
 # Public plots
 # --------------------------------------------------------------------------------------------
 
-def plot_roc(report, path, *, title: str | None = None, ba_levels: Sequence[float] = BA_LEVELS) -> Path:
+def plot_roc(report, path, *, title: str | None = None, ba_levels: Sequence[float] = BA_LEVELS,
+             subject: str | None = None) -> Path:
     """ROC curve(s) with balanced-accuracy isolines and the chance diagonal; AUROC in the legend.
 
     Isolines ``TPR = FPR + 2 BA - 1`` (ONS Annex D, Figure 1) are drawn light and labelled on the
@@ -243,18 +253,19 @@ def plot_roc(report, path, *, title: str | None = None, ba_levels: Sequence[floa
         title_text = "class (AUROC)" + (f"; macro {_fmt(macro)}" if macro is not None else "")
         _class_legend(ax, handles, labels, len(sets), title_text)
     _square(ax, "False positive rate, FP / (FP + TN) (fraction)", "True positive rate, TP / (TP + FN) (fraction)")
-    ax.set_title(_title(report, "ROC", title))
+    ax.set_title(_title(report, "ROC", title, subject))
     return _save(fig, path)
 
 
 def plot_pr(report, path, *, beta: float | None = None, title: str | None = None,
-            f_levels: Sequence[float] = F_LEVELS) -> Path:
+            f_levels: Sequence[float] = F_LEVELS, subject: str | None = None) -> Path:
     """Precision-recall curve(s) with F-beta isolines and the prevalence baseline; AP in the legend.
 
     The isolines are ``P = F R / ((1 + b^2) R - b^2 F)`` for the report's beta (ONS Annex D,
     Figure 2), labelled where ``P = R = F``. The baseline is precision = prevalence of the positive
-    class (the uniform random and naive classifiers). Multiclass: per class, one-vs-rest, with each
-    class's prevalence as a short tick on the right-hand axis.
+    class (the uniform random and naive classifiers). Multiclass: per class, one-vs-rest, each
+    class's prevalence (its baseline) in its legend entry (ticks beside the axis merged into one
+    block when classes have similar prevalences).
 
     Returns the path of the PNG written.
     """
@@ -280,23 +291,16 @@ def plot_pr(report, path, *, beta: float | None = None, title: str | None = None
                    frameon=False)
     else:
         values = class_average_precision(report)
-        handles, labels = _plot_classes(ax, sets, values, "AP")
-        colours = _colours(len(sets))
-        for (label, _, _), colour in zip(sets, colours):
-            prevalence = _metric(report, "prevalence", label)
-            if np.isfinite(prevalence):
-                ax.plot([1.004, 1.04], [prevalence, prevalence], color=colour, linewidth=2.5, zorder=4,
-                        solid_capstyle="butt", clip_on=False)
-        tick = ax.plot([], [], color="#444444", linewidth=2.5)[0]
-        handles = handles + [tick, iso]
-        labels = labels + ["prevalence baselines (right ticks)", f"{name} isolines"]
-        _class_legend(ax, handles, labels, len(sets), "class (AP)", inside=False)
+        baselines = {label: f", baseline {_fmt(_metric(report, 'prevalence', label))}" for label, _, _ in sets}
+        handles, labels = _plot_classes(ax, sets, values, "AP", more=baselines)
+        _class_legend(ax, handles + [iso], labels + [f"{name} isolines"], len(sets),
+                      "class (AP, baseline = prevalence)", inside=False)
     _square(ax, "Recall, TP / (TP + FN) (fraction)", "Precision, TP / (TP + FP) (fraction)")
-    ax.set_title(_title(report, f"Precision-recall, {name} isolines", title))
+    ax.set_title(_title(report, f"Precision-recall, {name} isolines", title, subject))
     return _save(fig, path)
 
 
-def plot_gain(report, path, *, title: str | None = None) -> Path:
+def plot_gain(report, path, *, title: str | None = None, subject: str | None = None) -> Path:
     """Cumulative gain (fraction predicted positive vs TPR) with random and perfect references.
 
     The random model's gain is the diagonal; the perfect model reaches TPR 1 once the fraction
@@ -331,11 +335,11 @@ def plot_gain(report, path, *, title: str | None = None) -> Path:
         _class_legend(ax, handles, labels, len(sets), "class (prevalence)")
     _square(ax, "Fraction of rows predicted positive (highest scores first)",
             "Fraction of positives captured (TPR)")
-    ax.set_title(_title(report, "Cumulative gain", title))
+    ax.set_title(_title(report, "Cumulative gain", title, subject))
     return _save(fig, path)
 
 
-def plot_lift(report, path, *, title: str | None = None) -> Path:
+def plot_lift(report, path, *, title: str | None = None, subject: str | None = None) -> Path:
     """Lift (TPR / fraction predicted positive) against the fraction predicted positive; lift 1 = random.
 
     The point at fraction 0 (lift undefined) is not drawn. The perfect model's lift is
@@ -360,8 +364,9 @@ def plot_lift(report, path, *, title: str | None = None) -> Path:
             handles.append(perfect)
             labels.append(f"perfect model (1 / prevalence = {1 / prevalence:.2f})")
             top = max(top, 1.0 / prevalence)
-        ax.legend(handles + [ref], labels + ["random model (lift 1)"], loc="upper right", fontsize=8,
-                  framealpha=0.9)
+        # below the axes: the curve and the perfect model's fill the upper corners, wherever the prevalence is
+        fig.legend(handles + [ref], labels + ["random model (lift 1)"], loc="outside lower center", ncol=3,
+                   fontsize=8, frameon=False)
     else:
         values = {label: _metric(report, "prevalence", label) for label, _, _ in sets}
         handles, labels = _plot_classes(ax, sets, values, "prev.")
@@ -372,7 +377,7 @@ def plot_lift(report, path, *, title: str | None = None) -> Path:
     ax.set_xlabel("Fraction of rows predicted positive (highest scores first)")
     ax.set_ylabel("Lift, TPR / fraction predicted positive (x random)")
     ax.grid(True, color="#eeeeee", linewidth=0.6, zorder=0)
-    ax.set_title(_title(report, "Lift", title))
+    ax.set_title(_title(report, "Lift", title, subject))
     return _save(fig, path)
 
 
@@ -419,7 +424,8 @@ def _size_text(report) -> str:
     return f"n = {rows:,}"
 
 
-def plot_confusion(report, path, *, title: str | None = None, matrix=None, labels=None) -> Path:
+def plot_confusion(report, path, *, title: str | None = None, matrix=None, labels=None,
+                   subject: str | None = None) -> Path:
     """Heatmap of the confusion matrix: counts and row-normalised percentages (share of each actual class).
 
     Colour is the row-normalised share, so small classes are as visible as large ones; each cell
@@ -458,7 +464,8 @@ def plot_confusion(report, path, *, title: str | None = None, matrix=None, label
     total = matrix.sum()
     size = _size_text(report) if report is not None else f"n = {_count_text(total)}"
     weighted = "weighted " if "weight" in size else ""
-    text = title or f"Confusion matrix (cells: {weighted}count and row %)\n{size}"
+    of = f"{subject}, " if subject else ""
+    text = title or f"Confusion matrix (cells: {weighted}count and row %)\n{of}{size}"
     ax.set_title(text)
     for i in range(k):  # outline the diagonal: the correctly classified cells
         ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1.0, 1.0, fill=False, edgecolor="#d35400",
@@ -470,21 +477,23 @@ def plot_confusion(report, path, *, title: str | None = None, matrix=None, label
 
 
 def plot_report(report, out_dir, *, prefix: str = "", beta: float | None = None,
-                names: Sequence[str] | None = None) -> dict[str, Path]:
+                names: Sequence[str] | None = None, subject: str | None = None) -> dict[str, Path]:
     """Write the ROC, PR, gain, lift and confusion PNGs of a report into ``out_dir``.
 
     File names are ``<prefix>roc.png``, ``<prefix>pr.png``, ``<prefix>gain.png``, ``<prefix>lift.png``
     and ``<prefix>confusion.png`` (:func:`tasks.render.plot_workers.plot_paths`); curves are skipped
     when the report has none (no scores), the confusion matrix when it has no single K x K matrix
     (multilabel). ``names`` draws only those of them (the plot workers of `classwatch evaluate` each
-    draw half).
+    draw half). ``subject`` names what was evaluated in each title (the model, the file).
 
     Returns a mapping plot name -> path written.
     """
     paths = plot_paths(report, out_dir, prefix)
-    draw = {"roc": lambda p: plot_roc(report, p), "pr": lambda p: plot_pr(report, p, beta=beta),
-            "gain": lambda p: plot_gain(report, p), "lift": lambda p: plot_lift(report, p),
-            "confusion": lambda p: plot_confusion(report, p)}
+    draw = {"roc": lambda p: plot_roc(report, p, subject=subject),
+            "pr": lambda p: plot_pr(report, p, beta=beta, subject=subject),
+            "gain": lambda p: plot_gain(report, p, subject=subject),
+            "lift": lambda p: plot_lift(report, p, subject=subject),
+            "confusion": lambda p: plot_confusion(report, p, subject=subject)}
     if names is not None:
         paths = {name: path for name, path in paths.items() if name in names}
     for name, path in paths.items():

@@ -53,6 +53,27 @@ def safe_key(name: str) -> str:
     return _BAD_KEY.sub("_", str(name))[:250]
 
 
+#: The query every MLflow UI link carries: MLflow 3.17's UI keeps its view in the browser's local
+#: storage (``mlflow.workflowType``, GenAI by default) unless the URL names one, so a link without
+#: it opens the GenAI view (Evaluations, Judges, Prompts) instead of the runs and their charts.
+UI_VIEW = "workflowType=machine_learning"
+
+
+def ui_link(experiment_id: str, run_id: str | None = None, base: str = "") -> str:
+    """The MLflow UI link to an experiment's runs table, or to one run with ``run_id``, in the
+    "Model training" view (:data:`UI_VIEW`). ``base`` is the UI's address (a tracking server); ""
+    gives a link relative to the UI's own page, for run descriptions, which the UI renders as
+    Markdown on the same page.
+
+    >>> ui_link("7", "r1", "http://127.0.0.1:5000/")
+    'http://127.0.0.1:5000/#/experiments/7/runs/r1?workflowType=machine_learning'
+    >>> ui_link("7")
+    '#/experiments/7/runs?workflowType=machine_learning'
+    """
+    page = f"#/experiments/{experiment_id}/runs" + (f"/{run_id}" if run_id else "")
+    return f"{base.rstrip('/')}/{page}?{UI_VIEW}" if base else f"{page}?{UI_VIEW}"
+
+
 @dataclass
 class RunContent:
     """Everything one run will hold, computed before the run is created."""

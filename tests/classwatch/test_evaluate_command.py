@@ -321,3 +321,18 @@ def test_the_command_names_a_missing_score_column_in_a_fresh_process(ten_classes
                            "multiclass", "--no-plots"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stdout + done.stderr
     _names_the_missing_score_column(done.stderr)
+
+
+@pytest.mark.parametrize("given", ["yes", "2"])
+def test_a_positive_class_the_labels_do_not_hold_gets_one_message(tmp_path, given):
+    """`yes` for integer labels (a value of another type) and `2` (a value of the type that no row
+    holds) are the same mistake: one message names the file, the column, the labels and the option."""
+    df = make_binary_demo(1_000, seed=5)
+    path = tmp_path / "ints.parquet"
+    df.write_parquet(path)
+    result = invoke(path, "--task", "binary", "--positive-class", given, "--no-plots")
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    expected = (f"ints.parquet: column 'label': pos_label={int(given) if given.isdigit() else given!r} is not one of "
+                f"the labels {sorted(df['label'].unique().to_list())!r}.")
+    assert expected in message and "--positive-class" in message

@@ -92,8 +92,10 @@ def test_monitor_command_summarises_what_was_logged(monitoring_spec, tmp_path, s
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "RETRAIN" in result.output and "2 new period run(s)" in result.output and store in result.output
+    assert f"Alerts of {SHIFTED} went to Prefect" in result.output
     result = runner.invoke(app, args)
     assert "0 new period run(s), 2 already logged" in result.output
+    assert "went to Prefect" not in result.output  # sent once, when the period was first logged
     bad = runner.invoke(app, ["monitor", "--spec", str(spec), "--period", "2024-13"])
     assert bad.exit_code == 2 and "YYYY-MM" in bad.output  # bad input (docs/cli.md)
 
@@ -170,3 +172,67 @@ def test_the_alert_table_says_when_there_were_not_enough_labels(alert, enough, s
     row = next(line for line in console.export_text().splitlines() if "2024-10" in line)
     assert shown in row and (shown == "none") == ("none" in row)
 
+
+
+def _closed_port() -> int:
+    """A port nothing listens on (bound and released): any Prefect call to it fails to connect."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("period, said", [("2025-7", "YYYY-MM"), ("2024-11", "2024-11.parquet")])
+def test_monitor_reports_a_bad_period_or_missing_file_before_prefect_starts(monitoring_spec, tmp_path, period,
+                                                                            said):
+    """A period typo and a missing month file are found by checking the spec, the periods and the
+    files first: in a fresh process whose PREFECT_API_URL points at a closed port, the command says
+    what is wrong (exit 2) and nothing touches Prefect (which would fail to connect, or start the
+    embedded API for 15-20 s without one)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(monitoring_spec))
+    env = {**os.environ, "PREFECT_API_URL": f"http://127.0.0.1:{_closed_port()}/api", "COLUMNS": "200"}
+    done = subprocess.run([str(Path(sys.executable).parent / "classwatch"), "monitor", "--spec", str(spec),
+                           "--period", period], capture_output=True, text=True, env=env, timeout=300)
+    out = done.stdout + done.stderr
+    assert done.returncode == 2, out
+    assert f"Error: {period}: " in out and said in out
+    assert "1 of 1 period(s) failed and logged nothing" in out
+    for prefect_said in ("connect", "Prefect API", "Traceback"):
+        assert prefect_said not in out, out
+
+
+def test_the_summary_lists_the_strongest_reasons_and_says_where_alerts_went(capsys, monkeypatch):
+    """25 reasons: the first three one per line, "and 22 more"; the table's cell cut at a word;
+    "Alerts ... went to Prefect" only for a period whose alert was sent."""
+    from classwatch.commands import flows
+    from classwatch.commands.flows import _summary
+    from metrics_core.monitoring import Reason, TestKey
+    from tasks.monitor import PeriodResult
+
+    monkeypatch.setattr(flows.console, "width", 250)
+    name = "[fresh] bread, cakes and other cereal products of bakeries and of supermarkets"
+    reasons = tuple(Reason(TestKey("price", f"class {i:02d} {name}"),
+                           0.5 - i / 100, 0.1, 1e-6, 2.0, 3.0) for i in range(25))
+    quiet = PeriodResult("m", "2024-07", "sqlite://", "e", None, "r1", None, True, False, (), {"n_rows": 10})
+    shifted = PeriodResult("m", "2024-08", "sqlite://", "e", None, "r2", None, True, True, reasons, {"n_rows": 10},
+                           event_id="ev")
+    _summary([quiet], [])
+    assert "went to Prefect" not in capsys.readouterr().out
+    _summary([quiet, shifted], [])
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("2024-08: 25 reason(s), the strongest:")
+    assert lines[start + 1:start + 4] == [f"  - {r.text}" for r in reasons[:3]]
+    assert lines[start + 4] == "  and 22 more (all of them in alert.md of the period's run)"
+    assert "Alerts of 2024-08 went to Prefect as classwatch.alert.retrain events." in lines
+    cell = next(line for line in lines if "2024-08" in line and "│" in line)
+    words = reasons[0].summary.split()
+    shown = cell.split("│")[5].strip().removesuffix("(25)").strip()
+    assert shown.endswith(" ...") and shown[:-4].split() == words[:len(shown[:-4].split())]

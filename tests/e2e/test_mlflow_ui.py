@@ -182,3 +182,26 @@ def test_over_time_chart_is_logged_and_referenced(servers, monitored, browser, t
     page.close()
     local = servers.mlflow.client().download_artifacts(parent.info.run_id, "monitoring_over_time.png", str(tmp_path))
     _keep(pytestconfig, tmp_path / "mlflow-over-time.png", Path(local))
+
+
+def test_the_parents_list_of_periods_links_each_to_its_run_in_the_model_training_view(servers, monitored, browser,
+                                                                                     tmp_path, pytestconfig):
+    """A click on a period in the parent's description opens that period's run (in a new tab) with
+    workflowType=machine_learning in the address: the view the UI shows it in whatever this browser
+    chose before (a fresh one defaults to GenAI)."""
+    exp, parent, periods = monitored
+    run = periods["2024-04"]
+    page = _page(browser, f"{servers.mlflow.url}/#/experiments/{exp.experiment_id}/runs/{parent.info.run_id}"
+                          "?workflowType=machine_learning")
+    link = page.get_by_role("link", name="2024-04 ALERT").first
+    link.wait_for(timeout=WAIT_MS)
+    with page.context.expect_page(timeout=WAIT_MS) as opened:  # the UI opens description links in a new tab
+        link.click()
+    parent_page, page = page, opened.value
+    page.get_by_text("2024-04, cw-e2e: retraining alert").first.wait_for(timeout=WAIT_MS)  # the period's description
+    assert f"/runs/{run.info.run_id}" in page.url and "workflowType=machine_learning" in page.url
+    assert page.get_by_role("tab", name="Model metrics").count()  # the classic run page, not GenAI's
+    _close_assistant(page)
+    page.screenshot(path=str(tmp_path / "mlflow-period-from-parent.png"))
+    parent_page.close()  # closes the new tab too (one browser context)
+    _keep(pytestconfig, tmp_path / "mlflow-period-from-parent.png")

@@ -48,9 +48,10 @@ def test_stable_periods_pass_and_the_shift_alerts_once(monitoring_spec, store):
     assert {"drift_table.json", "per_class_monitoring.json", "price_impact.json", "monitoring_summary.md",
             "alert.md"} <= artifacts
     assert "alert.md" not in {a.path for a in client.list_artifacts(children[PERIODS[0]].info.run_id)}
-    # the parent holds the time series, one point per period at step = months since 1970-01
+    # the parent holds the time series, one point per period at step = the period as a number (202405)
     history = client.get_metric_history(parent_id, mlflow_key("max_abs_prevalence_change_pred"))
-    assert sorted(h.step for h in history) == [sources.period_index(p) for p in [*PERIODS, SHIFTED]]
+    assert sorted(h.step for h in history) == [sources.period_step(p) for p in [*PERIODS, SHIFTED]]
+    assert sources.period_step(SHIFTED) == int(SHIFTED.replace("-", ""))
     assert "monitoring_over_time.png" in {a.path for a in client.list_artifacts(parent_id)}
 
     events = alert_events("test-model")

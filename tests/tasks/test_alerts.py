@@ -49,6 +49,13 @@ def test_a_logged_periods_verdict_is_read_from_the_tags_alert_tags_wrote():
     note = _parent_tags(spec, SimpleNamespace(period="2024-10", reference="ref"),
                         History("2024-10", "p", "p|2024-10", None, periods), False)["mlflow.note.content"]
     assert "alerts in 2024-08 (1)" in note and "2024-08 to 2024-10" in note
+    # each month links to its run in the "Model training" view of the MLflow UI
+    linked = _parent_tags(spec, SimpleNamespace(period="2024-10", reference="ref"),
+                          History("2024-10", "p", "p|2024-10", None, periods), False, "r10", "3")["mlflow.note.content"]
+    assert ("2024-08 to 2024-10: [2024-08 ALERT](#/experiments/3/runs/r?workflowType=machine_learning), "
+            "[2024-09](#/experiments/3/runs/r?workflowType=machine_learning), "
+            "[2024-10](#/experiments/3/runs/r10?workflowType=machine_learning);") in linked
+    assert "(2024-08 is 202408;" in linked
 
 
 def test_tags_payload_markdown():
@@ -62,9 +69,12 @@ def test_tags_payload_markdown():
     assert body["period"] == "2024-08" and body["reasons"] == yes.texts and body["reason"] == yes.texts[0]
     assert body["figures"]["prevalence_pred:wine"] == pytest.approx(0.05) and "mlflow_run_url" not in body
     url = payload("m", "2024-08", yes, "run1", "http://127.0.0.1:5000/", "7")["mlflow_run_url"]
-    assert url == "http://127.0.0.1:5000/#/experiments/7/runs/run1"
+    assert url == "http://127.0.0.1:5000/#/experiments/7/runs/run1?workflowType=machine_learning"
     text = alert_markdown("m", "2024-08", yes, "run1", "sqlite:///x.db")
     assert "# Retraining alert: m, 2024-08" in text and "| prevalence_pred:wine | 0.05 |" in text
+    served = alert_markdown("m", "2024-08", yes, "run1", "http://127.0.0.1:5000", "7")
+    assert served.splitlines()[-1] == ("MLflow run: [run1](http://127.0.0.1:5000/#/experiments/7/runs/run1"
+                                       "?workflowType=machine_learning)")
     assert resource("m") == {"prefect.resource.id": "classwatch.model.m", "prefect.resource.name": "m"}
     assert EVENT == "classwatch.alert.retrain"
     assert artifact_key("M_1", "2024-08") == "classwatch-alert-m-1-2024-08"

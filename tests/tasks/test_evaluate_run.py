@@ -18,8 +18,8 @@ from metrics_core.significance import mcnemar, paired_bootstrap
 from tasks.config.spec import load_spec
 from tasks.evaluate import build_report, data_checks, evaluation_stats, plan_evaluation, recommendation, reference_drift
 from tasks.store.mlflow import process_uris
-from tasks.evaluate_run import (Evaluation, choose_headline, finished_evaluation, log_evaluation, promote, run_content,
-                                run_key)
+from tasks.evaluate_run import (Evaluation, choose_headline, finished_evaluation, log_evaluation, logged_name, promote,
+                                run_content, run_key)
 
 PLOTS = {"roc.png", "pr.png", "gain.png", "lift.png", "confusion.png"}
 TABLES = {"curves_roc.json", "curves_pr.json", "curves_gain.json", "curves_lift.json", "per_class.json",
@@ -95,7 +95,7 @@ def test_run_content_holds_metrics_intervals_baselines_checks_and_the_iso_report
     assert {k: m[k] for k in report.metrics} == report.metrics
     for k, (lo, hi) in report.intervals.items():
         assert (m[f"{k}_ci_low"], m[f"{k}_ci_high"]) == (lo, hi)
-    assert m["baseline_majority/accuracy"] == report.baselines["majority"]["accuracy"]
+    assert m[logged_name("baseline_majority/accuracy")] == report.baselines["majority"]["accuracy"]
     assert m["latency_ms_p50"] == 1.5 and m["check_leakage/n_id_overlap"] == 0
     assert m["drift_flagged"] == int(found.drift["drift"].sum())
     note = content.tags.pop("mlflow.note.content")  # the run's description, one paragraph
@@ -155,7 +155,7 @@ def test_log_evaluation_is_idempotent_by_key(data, store, tmp_path):
     logged, report = run.data.metrics, found.report
     assert logged["accuracy"] == pytest.approx(report.metrics["accuracy"])
     assert logged[f"{found.headline}_ci_low"] <= logged[found.headline] <= logged[f"{found.headline}_ci_high"]
-    assert logged["baseline_majority/accuracy"] == pytest.approx(report.baselines["majority"]["accuracy"])
+    assert logged[logged_name("baseline_majority/accuracy")] == pytest.approx(report.baselines["majority"]["accuracy"])
     assert run.data.params["test_source"] == data["test"] and run.data.params["reference_source"] == data["ref"]
     assert {a.path for a in c.list_artifacts(first.run_id)} == TABLES | PLOTS | {"iso_report.md"}
     table = json.loads(Path(c.download_artifacts(first.run_id, "per_class.json", str(tmp_path))).read_text())
@@ -240,3 +240,23 @@ def test_run_key_follows_the_version_behind_an_alias(data, aliased):
         c.set_registered_model_alias("m", "champion", version)
         keys.append(run_key(spec, plan_evaluation.fn(spec)))
     assert keys[0] != keys[1]
+
+
+def _chart_sections(keys) -> list[str]:
+    """The chart sections of a run in the order MLflow 3.17's UI shows them (read from its bundled
+    JavaScript): the prefixes before the last "/", sorted, then "" (its "Model metrics": the
+    unprefixed keys)."""
+    prefixes = {k.rsplit("/", 1)[0] if "/" in k else "" for k in keys}
+    return sorted(prefixes - {""}) + [""] * ("" in prefixes)
+
+
+def test_the_baselines_charts_come_after_every_other_section_of_the_evaluation_run(data, store, tmp_path):
+    """The run's charts opened on `baseline_majority` bars, easy to take for the model's: the
+    baselines are logged under a section named for what they are, after all the model's."""
+    spec = make_spec(data, store)
+    content = run_content(spec, evaluate(spec), str(tmp_path))
+    sections = _chart_sections(content.metrics)
+    baselines = [s for s in sections if "baseline" in s]
+    assert baselines == ["zero-skill baseline majority", "zero-skill baseline random"]
+    model = [s for s in sections if s not in baselines and s]
+    assert model and sections.index(baselines[0]) > max(sections.index(s) for s in model), sections

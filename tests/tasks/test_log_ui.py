@@ -79,8 +79,12 @@ def test_period_runs_read_well_in_the_ui(spec, store):
     assert "'Time (wall)'" in parent.data.tags[NOTE] and f"alerts in {SHIFTED} (1)" in parent.data.tags[NOTE]
     assert f"{PERIODS[0]} to {SHIFTED}" in parent.data.tags[NOTE]
     history = c.get_metric_history(parent.info.run_id, mlflow_key("alert"))
-    assert sorted((h.step, h.value) for h in history) == [(648 + int(PERIODS[0][5:]) - 1, 0.0),
-                                                           (648 + int(SHIFTED[5:]) - 1, 1.0)]
+    # each point at the period read as a number (2024-01 -> 202401), and the note links each period to its run
+    assert sorted((h.step, h.value) for h in history) == [(int(PERIODS[0].replace("-", "")), 0.0),
+                                                           (int(SHIFTED.replace("-", "")), 1.0)]
+    exp = run.info.experiment_id
+    assert (f"[{SHIFTED} ALERT](#/experiments/{exp}/runs/{run.info.run_id}?workflowType=machine_learning)"
+            in parent.data.tags[NOTE])
     floor = f"{shifted.assessment.headline_metric}_floor"
     assert mlflow_key(floor, shifted.assessment.headline_metric) in run.data.metrics
     assert mlflow_key(floor, shifted.assessment.headline_metric) not in parent.data.metrics  # constant: not a series

@@ -206,7 +206,8 @@ def test_weeks_and_days_as_periods(spec, tmp_path, store):
         key = next(iter(c.get_run(logged.run_id).data.metrics))  # whatever the UI names it
         point = c.get_metric_history(logged.run_id, key)
         assert [(h.step, h.timestamp) for h in point] == [
-            (sources.period_index(period), int(datetime(2024, 1, 29, tzinfo=timezone.utc).timestamp() * 1000))]
+            (sources.period_step(period), int(datetime(2024, 1, 29, tzinfo=timezone.utc).timestamp() * 1000))]
+        assert point[0].step == {"2024-W05": 202405, "2024-01-29": 20240129}[period]  # read as the period
 
 
 @pytest.mark.parametrize("cron, period", [("0 6 2 * *", "previous"), ("0 6 * * 1", "previous-week"),

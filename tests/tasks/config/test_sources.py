@@ -21,6 +21,22 @@ def test_period_index(period, index):
     assert sources.period_index(period) == index
 
 
+@pytest.mark.parametrize("period, step", [("2024-05", 202405), ("1970-01", 197001), ("2024-12", 202412),
+                                          ("2024-W05", 202405), ("2024-W19", 202419), ("2020-W53", 202053),
+                                          ("2024-05-12", 20240512), ("2024-12-31", 20241231)])
+def test_a_periods_mlflow_step_reads_as_the_period(period, step):
+    assert sources.period_step(period) == step
+
+
+def test_period_steps_increase_in_time_within_each_kind():
+    start = dt.date(2019, 12, 20)
+    days = [start + dt.timedelta(days=i) for i in range(800)]
+    for periods in ([d.isoformat() for d in days], sorted({d.strftime("%Y-%m") for d in days}),
+                    list(dict.fromkeys("%d-W%02d" % d.isocalendar()[:2] for d in days))):
+        steps = [sources.period_step(p) for p in periods]
+        assert steps == sorted(steps) and len(set(steps)) == len(steps), periods[:3]
+
+
 @pytest.mark.parametrize("bad", ["2024-13", "2024-8", "24-08", "August", None])
 def test_bad_periods(bad):
     with pytest.raises(InputError, match="YYYY-MM"):

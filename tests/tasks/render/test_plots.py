@@ -269,3 +269,77 @@ def test_time_series_thresholds_and_alerts_only_on_their_panels(tmp_path):
     middle = rgb.shape[0] / 2  # two panels of equal height: the top one holds the alerts
     assert red.size and red.max() < middle  # alert marks on the panel whose test raised them only
     assert grey.size and (grey < middle).any() and (grey > middle).any()  # a threshold line in each panel
+
+
+def _drawn(monkeypatch, module=plots) -> list:
+    """Keep each figure a plot saves, laid out, before ``_save`` clears it."""
+    figures, save = [], module._save
+
+    def keep(fig, path):
+        engine = fig.get_layout_engine()
+        if engine is not None:
+            engine.execute(fig)
+        fig.canvas.draw()
+        figures.append({"legends": list(fig.legends), "axes": list(fig.axes),
+                        "labels": [(a.get_xlabel(), a.get_ylabel(), [p.get_height() for p in a.patches])
+                                   for a in fig.axes],
+                        "texts": [(a.get_title(), [t for t in a.texts]) for a in fig.axes],
+                        "lines": [line for a in fig.axes for line in a.lines],
+                        "renderer": fig.canvas.get_renderer()})
+        return save(fig, path)
+
+    monkeypatch.setattr(module, "_save", keep)
+    return figures
+
+
+def test_plots_name_what_was_evaluated_and_keep_legends_off_the_curves(binary_report, tmp_path, monkeypatch):
+    """Titles name the subject (the model or the file) instead of "ROC: binary"; the binary lift
+    legend sits below the axes, not over the curve."""
+    figures = _drawn(monkeypatch)
+    plots.plot_report(binary_report, tmp_path, subject="quotes.parquet")
+    titles = [f["texts"][0][0] for f in figures]
+    assert [t.split("\n")[0] for t in titles] == [
+        "ROC: quotes.parquet", "Precision-recall, F2 isolines: quotes.parquet", "Cumulative gain: quotes.parquet",
+        "Lift: quotes.parquet", "Confusion matrix (cells: count and row %)"]
+    assert titles[-1].split("\n")[1].startswith("quotes.parquet, n = ")
+    lift = figures[3]
+    ax = lift["axes"][0]
+    assert ax.get_legend() is None and len(lift["legends"]) == 1
+    legend_box = lift["legends"][0].get_window_extent(lift["renderer"])
+    assert legend_box.y1 <= ax.get_window_extent(lift["renderer"]).y0  # wholly below the axes
+
+
+def test_multiclass_pr_names_each_baseline_in_its_legend_and_labels_stay_readable(tmp_path, monkeypatch):
+    """Ten classes of similar prevalence: no ticks past recall 1 (they merged into one block), each
+    class's prevalence in its legend entry; the isoline labels are on opaque boxes above the curves."""
+    report = _multiclass(3_000, 10)
+    figures = _drawn(monkeypatch)
+    plots.plot_pr(report, tmp_path / "pr.png", subject="items.parquet")
+    fig = figures[0]
+    assert all(np.max(line.get_xdata(), initial=0) <= 1.0 for line in fig["lines"])
+    entries = [t.get_text() for t in fig["legends"][0].get_texts()]
+    prevalence = {str(r[0]): r[1] for r in report.per_class.select("class", "prevalence").iter_rows()}
+    for label, value in prevalence.items():
+        assert any(e.startswith(f"{label} (AP ") and e.endswith(f", baseline {value:.3f})") for e in entries), entries
+    labels = [t for t in fig["texts"][0][1] if t.get_text().startswith("F1 ")]
+    assert labels and all(t.get_bbox_patch().get_alpha() == 1.0 and t.get_zorder() > 3 for t in labels)
+
+
+def test_the_reliability_counts_are_a_strip_of_bars_not_numbers_over_the_points(tmp_path, monkeypatch):
+    """Bins crowd near 1: the rows per bin printed over the bars overlapped there; they are bars of
+    their own under each diagram, and the panel's title names the subject and the target."""
+    from tasks.render import calibration
+
+    rng = np.random.default_rng(4)
+    score = rng.beta(5, 1, 20_000)
+    counts = calibration_counts.CalibrationCounts.from_arrays(rng.random(score.size) < score ** 1.3, score)
+    rel = (calibration_counts.reliability(counts), calibration_counts.reliability(counts, strategy="quantile"))
+    figures = _drawn(monkeypatch, calibration)
+    calibration.plot_reliability({"1": rel}, tmp_path / "r.png", subject="model m on t.parquet")
+    fig = figures[0]
+    assert len(fig["axes"]) == 4 and all(not texts for _, texts in fig["texts"])
+    assert fig["texts"][0][0].startswith("model m on t.parquet: class '1'\nECE ")
+    strips = [(x, heights) for x, y, heights in fig["labels"] if y == "rows"]
+    assert len(strips) == 2 and strips[0][0] == "score (predicted probability)"
+    heights = strips[0][1]  # under the fixed-width diagram
+    assert sorted(round(h) for h in heights if h > 0) == sorted(round(float(n)) for n in rel[0].count if n > 0)
