@@ -55,6 +55,15 @@ def three_class_period(n: int = 3000, seed: int = 1) -> pl.DataFrame:
     return pl.DataFrame({"label": names[y], "prediction": names[pred]})
 
 
+def multiclass_scores(n: int = 300, k: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Integer labels 0..k-1 and score rows summing to 1 that lean towards the label (by 0.8 before normalising)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    raw = rng.uniform(size=(n, k))
+    raw[np.arange(n), y] += 0.8
+    return y, raw / raw.sum(axis=1, keepdims=True)
+
+
 def mlflow_runs(store: str, experiment: str, *, kind: str | None = None):
     """All active runs of ``experiment`` (optionally of one classwatch.kind), read back with MlflowClient."""
     from mlflow import MlflowClient
