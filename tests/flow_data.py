@@ -1,4 +1,5 @@
-"""Helpers of the flow tests: scored periods as a production classifier delivers them, MLflow and Prefect read-back."""
+"""Test data shared by the test folders (scored periods as a production classifier delivers them, seeded
+scores) and the flow tests' MLflow and Prefect read-back."""
 
 from __future__ import annotations
 
