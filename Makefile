@@ -25,11 +25,15 @@ demo: $(STAMP)
 ui: $(STAMP)
 	$(BIN)/classwatch ui --port $(or $(PORT),5000)
 
+# TEST_WORKERS pytest-xdist processes (2: the cores of our machines); pyproject.toml's `--dist loadgroup`
+# keeps the e2e tests together on one of them (tests/conftest.py). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
+
 test: $(STAMP) e2e-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not e2e and not slow"
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not e2e and not slow"
 
 e2e-deps:
 	@command -v chromium >/dev/null 2>&1 || { echo "Installing Debian's chromium for the UI test"; \

@@ -1,4 +1,5 @@
-"""Helpers of the flow tests: scored periods as a production classifier delivers them, MLflow and Prefect read-back."""
+"""Test data shared by the test folders (scored periods as a production classifier delivers them, seeded
+scores) and the flow tests' MLflow and Prefect read-back."""
 
 from __future__ import annotations
 
@@ -53,6 +54,15 @@ def three_class_period(n: int = 3000, seed: int = 1) -> pl.DataFrame:
     y = rng.choice(3, n, p=[0.5, 0.3, 0.2])
     pred = np.where(rng.random(n) < 0.85, y, rng.choice(3, n))
     return pl.DataFrame({"label": names[y], "prediction": names[pred]})
+
+
+def multiclass_scores(n: int = 300, k: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Integer labels 0..k-1 and score rows summing to 1 that lean towards the label (by 0.8 before normalising)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    raw = rng.uniform(size=(n, k))
+    raw[np.arange(n), y] += 0.8
+    return y, raw / raw.sum(axis=1, keepdims=True)
 
 
 def mlflow_runs(store: str, experiment: str, *, kind: str | None = None):

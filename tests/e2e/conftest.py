@@ -7,7 +7,6 @@ then the servers. Every wait is bounded.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from deployments import servers as srv
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from e2e_support import DURATIONS, E2EData, register_model, run_cli, wait_for, write_datasets  # noqa: E402
+from e2e_support import E2EData, register_model, run_cli, wait_for, write_datasets  # noqa: E402
 
 START_TIMEOUT = 180  # s, both servers on a loaded 2-core machine (measured 15-40 s)
 RUNNER_ENV = {
@@ -158,25 +157,6 @@ def flow_runs_of(api_url: str, deployment: str):
         dep = c.read_deployment_by_name(deployment)
         return c.read_flow_runs(deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[dep.id])),
                                 sort=FlowRunSort.EXPECTED_START_TIME_DESC)
-
-
-# ------------------------------------------------------------------ durations of the e2e tests
-def pytest_runtest_logreport(report):
-    if "e2e" in report.keywords and report.when in ("setup", "call"):
-        DURATIONS[report.nodeid] = DURATIONS.get(report.nodeid, 0.0) + report.duration
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not DURATIONS:
-        return
-    terminalreporter.section("e2e durations (setup + call, s)")
-    for nodeid, seconds in DURATIONS.items():
-        terminalreporter.write_line(f"{seconds:7.1f}  {nodeid}")
-    cache = getattr(terminalreporter.config, "cache", None)
-    if cache is not None:
-        out = Path(cache.mkdir("e2e")) / "durations.json"
-        out.write_text(json.dumps(DURATIONS, indent=1))
-        terminalreporter.write_line(f"(also in {out})")
 
 
 @dataclass

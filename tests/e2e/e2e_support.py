@@ -19,8 +19,6 @@ EXPERIMENT = "cw-e2e"
 STABLE_PERIODS = ("2024-02", "2024-03", "2024-05", "2024-06")
 SHIFTED_PERIODS = ("2024-04",)
 COEF = np.array([1.6, -1.1])
-#: nodeid -> seconds (setup + call) of every e2e test, printed at the end of the session.
-DURATIONS: dict[str, float] = {}
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.5, what: str = "condition"):

@@ -80,7 +80,10 @@ PERIODS_SHOWN = ("2024-02", "2024-04")  # a stable month and the shifted one (e2
 
 
 def _keep(config, *paths: Path) -> None:
-    """Copy screenshots to .pytest_cache/d/e2e/screenshots, where they outlive pytest's rotated tmp dirs."""
+    """Copy screenshots to .pytest_cache/d/e2e/screenshots, where they outlive pytest's rotated tmp dirs
+    (with ``-p no:cacheprovider`` there is no cache: they stay in the test's tmp_path)."""
+    if getattr(config, "cache", None) is None:
+        return
     keep = Path(config.cache.mkdir("e2e")) / "screenshots"
     keep.mkdir(exist_ok=True)
     for path in paths:

@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
+from flow_data import multiclass_scores
 from sklearn import metrics as skm
 
 import metrics_core as mc
@@ -148,3 +149,29 @@ def test_probability_scores_give_no_warning():
         warnings.simplefilter("error")
         r = mc.binary_report([0, 1, 1], [0.0, 1.0, 0.5])
     assert r.metrics["log_loss"] == pytest.approx(skm.log_loss([0, 1, 1], [0.0, 1.0, 0.5]), rel=1e-12)
+
+
+def test_complex_weights_raise():
+    """The imaginary part was dropped (n = 4 for weights [1+5j, 1, 2+1j])."""
+    with pytest.raises(mc.InputError, match=r"sample_weight: complex weight .* in 2 row\(s\), e.g. row 0 = \(1\+5j\)"):
+        mc.binary_report([0, 1, 1], y_score=[0.2, 0.7, 0.4], sample_weight=[1 + 5j, 1, 2 + 1j])
+    with pytest.raises(mc.InputError, match="complex weight"):
+        mc.multiclass_report([0, 1, 1], [0, 1, 0], sample_weight=np.array([1, 1, 1], dtype=complex))
+    with pytest.raises(mc.InputError, match="weights must be real numbers"):
+        mc.binary_report([0, 1, 1], y_score=[0.2, 0.7, 0.4], sample_weight=["1", "1", "2"])
+
+
+def test_zero_weight_row_with_scores_outside_0_1_leaves_log_loss_alone():
+    """Multiclass log_loss was nan (a zero-weight row's scores outside [0, 1]); binary already dropped it."""
+    y, s = multiclass_scores(n=50)
+    bad = s.copy()
+    bad[0] = [2.0, -1.0, 0.0]
+    w = np.ones(50)
+    w[0] = 0.0
+    got = mc.multiclass_report(y, y_score=bad, sample_weight=w)
+    expected = mc.multiclass_report(y[1:], y_score=s[1:])
+    assert got.metrics["log_loss"] == pytest.approx(skm.log_loss(y[1:], s[1:], labels=[0, 1, 2]), rel=1e-12)
+    assert got.metrics == pytest.approx(expected.metrics, rel=1e-12, nan_ok=True)
+    assert got.intervals == expected.intervals
+    b = mc.binary_report((y == 1).astype(int), y_score=bad[:, 1], sample_weight=w)
+    assert b.metrics["log_loss"] == mc.binary_report((y[1:] == 1).astype(int), y_score=s[1:, 1]).metrics["log_loss"]

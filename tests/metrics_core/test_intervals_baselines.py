@@ -17,9 +17,11 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 from statsmodels.stats.proportion import proportion_confint
+from flow_data import multiclass_scores
 from test_common import Case, assert_close, keys_for
 
 import metrics_core as mc
+from metrics_core.intervals import class_auroc_replicates
 
 
 def _binary_data(n: int, seed: int = 0):
@@ -320,3 +322,37 @@ def test_random_baseline_matches_monte_carlo(task):
         if abs(mean - baseline[k]) > 4 * se + 2 / n:
             bad.append((k, mean, baseline[k], se))
     assert bad == []
+
+
+# weights' scale: the row count decides the intervals, not the sum of weights
+@pytest.mark.parametrize("c", [0.001, 0.01, 1.0, 100.0])
+def test_multiclass_auroc_interval_does_not_depend_on_weight_scale(c):
+    """With weights all c the auroc_ovr_macro interval was (nan, nan) for c = 0.001 and (0, 1) for
+    c = 0.01 (round(sum of weights) rows); the row count now decides, as without weights."""
+    y, s = multiclass_scores()
+    ref = mc.multiclass_report(y, y_score=s, n_boot=300).intervals
+    got = mc.multiclass_report(y, y_score=s, sample_weight=np.full(y.size, c), n_boot=300).intervals
+    assert got.keys() == ref.keys()
+    for key in ref:
+        np.testing.assert_allclose(got[key], ref[key], rtol=1e-9, err_msg=key)
+    low, high = got["auroc_ovr_macro"]
+    assert 0.9 < low < high < 1.0
+
+
+@pytest.mark.parametrize("c", [0.001, 0.01, 1.0, 100.0])
+def test_binary_intervals_do_not_depend_on_weight_scale(c):
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 200)
+    s = np.clip(0.3 * y + rng.uniform(0, 0.7, 200), 0, 1)
+    w = rng.integers(1, 4, 200).astype(float)
+    ref = mc.binary_report(y, y_score=s, sample_weight=w, n_boot=300).intervals
+    got = mc.binary_report(y, y_score=s, sample_weight=w * c, n_boot=300).intervals
+    for key in ref:
+        np.testing.assert_allclose(got[key], ref[key], rtol=1e-9, err_msg=key)
+
+
+def test_class_auroc_replicates_take_the_row_count():
+    y, s = multiclass_scores(n=100)
+    stats = mc.multiclass_stats(y, y_score=s, sample_weight=np.full(100, 0.001))
+    reps = class_auroc_replicates(stats.scores, 50, np.random.default_rng(0), stats.n_rows)
+    assert stats.n_rows == 100 and not np.isnan(reps).any()

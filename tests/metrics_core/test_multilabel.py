@@ -101,3 +101,9 @@ def test_undefined_samples_are_skipped_and_counted():
     assert m["f1_samples"] == pytest.approx(2 / 9, rel=1e-12)
     assert m["n_undefined_samples_jaccard"] == m["n_undefined_samples_f1"] == 1
     assert m["exact_match_ratio"] == 0.25 and m["hamming_loss"] == 3 / 8
+
+
+@pytest.mark.parametrize("matrix", [np.zeros((1, 0)), [[]], np.zeros((3, 0), dtype=bool)])
+def test_multilabel_without_label_columns_raises(matrix):
+    with pytest.raises(mc.InputError, match="no label columns"):
+        mc.multilabel_report(matrix, matrix)

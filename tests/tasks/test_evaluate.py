@@ -204,7 +204,7 @@ def test_checks_without_reference_or_features(data):
     ("multiclass", "shifted", "ref", {"prevalence_label:item_2", "prevalence_pred:item_2"}),
     # another sample of the same distribution. (binary_test is one too, but by chance the median price of its
     # label-1 rows is 10.3% above the reference's, scipy's KS p = 0.011: a true alarm of the labelled-class
-    # price test; the alarm rate over many stable samples is tested in tests/metrics_core/monitoring/test_monitoring.py.)
+    # price test; the alarm rate over many stable samples is tested in tests/metrics_core/monitoring/test_kinds.py.)
     ("binary", "binary_same", "binary_ref", set()),
     ("binary", "binary_shift", "binary_ref", {"prevalence_label:1"}),
 ])

@@ -4,18 +4,28 @@ shared by in-memory reports, streamed scans and monitoring."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn import metrics as skm
 
 import metrics_core as mc
 from metrics_core import contract as ct
 from metrics_core.dataset import file_error, iter_batches, scan_stats
 from metrics_core.monitoring import Bins, scan_period
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
 
 SCHEMA = pa.schema([("label", pa.string()), ("score_a", pa.float32()), ("score_b", pa.float32()),
                     ("prediction", pa.string()), ("price", pa.float64())])
@@ -213,6 +223,92 @@ def test_mixed_label_kinds():
     batch = pa.record_batch({"label": ["a", "b"], "prediction": [0, 1]})
     with pytest.raises(mc.InputError, match=r"f\.csv: column 'prediction' holds int64 values and the label column"):
         ct.check_batch(batch, "f.csv", label="label", prediction="prediction")
+
+
+MIXED = "mixed label types"
+
+
+def test_string_labels_with_numeric_predictions_raise_as_in_scikit_learn():
+    """String labels with numeric predictions once gave accuracy 0.5 for a perfect classifier; scikit-learn
+    raises, and so does every report."""
+    with pytest.raises(ValueError, match="Mix of label input types"):
+        skm.accuracy_score(["spam", "spam", "eggs", "eggs"], [1, 1, 0, 0])
+    with pytest.raises(mc.InputError, match=MIXED):
+        mc.binary_report(["spam", "spam", "eggs", "eggs"], y_pred=[1, 1, 0, 0], pos_label="spam")
+    with pytest.raises(mc.InputError, match=MIXED):  # the other way round
+        mc.binary_report([1, 1, 0, 0], y_pred=["1", "1", "0", "0"], pos_label=1)
+    with pytest.raises(mc.InputError, match=MIXED):
+        mc.multiclass_report(["spam", "spam", "eggs", "eggs"], [1, 1, 0, 0])
+
+
+def test_class_list_of_another_kind_than_the_labels_raises():
+    """labels=[0, 1] for string labels was 'not in the class list'; it is the same mixed-kind error now."""
+    scores = np.array([[0.9, 0.1], [0.8, 0.2], [0.1, 0.9], [0.2, 0.8]])
+    with pytest.raises(mc.InputError, match=r"labels holds int64 values and y_true holds <U4 values \(mixed label"):
+        mc.multiclass_report(["eggs", "eggs", "spam", "spam"], y_score=scores, labels=[0, 1])
+    with pytest.raises(mc.InputError, match=MIXED):
+        mc.multiclass_report([0, 0, 1, 1], y_score=scores, labels=["0", "1"])
+
+
+@pytest.fixture
+def mixed_files(tmp_path):
+    t = pa.table({"label": ["spam", "spam", "eggs", "eggs"], "prediction": [1, 1, 0, 0],
+                  "score": [0.9, 0.8, 0.1, 0.2]})
+    pq.write_table(t, tmp_path / "mixed.parquet")
+    pacsv.write_csv(t, tmp_path / "mixed.csv")
+    return [tmp_path / "mixed.parquet", tmp_path / "mixed.csv"]
+
+
+@pytest.mark.parametrize("task, kwargs", [("binary", {"pos_label": "spam"}), ("multiclass", {})])
+def test_streamed_scan_raises_mixed_label_types(mixed_files, task, kwargs):
+    for path in mixed_files:
+        with pytest.raises(mc.InputError, match=rf"{path.name}: column 'prediction' holds int64 values .*{MIXED}"):
+            scan_stats(path, task, **kwargs)
+
+
+@pytest.mark.parametrize("labels", [["eggs", "spam"], [0, 1]])
+def test_monitoring_scan_raises_mixed_label_types(mixed_files, labels):
+    for source in (mixed_files[0], pq.read_table(mixed_files[0])):
+        with pytest.raises(mc.InputError, match=MIXED):
+            scan_period(source, "binary", labels, label="label", prediction="prediction")
+
+
+def test_zero_weight_rows_leave_the_class_list():
+    """A class that only zero-weight rows hold is not a class of the data (as if the rows were absent)."""
+    y = np.array(["a", "b", "a", "b", "c"])
+    pred = np.array(["a", "b", "b", "b", "c"])
+    w = np.array([1.0, 2.0, 1.0, 1.0, 0.0])
+    got = quiet(mc.multiclass_report, y, pred, sample_weight=w)
+    expected = quiet(mc.multiclass_report, y[:4], pred[:4], sample_weight=w[:4])
+    assert got.per_class["class"].to_list() == ["a", "b"]
+    assert got.metrics == expected.metrics
+    binary = quiet(mc.binary_report, y, y_pred=pred, pos_label="a", sample_weight=w)  # "c" was a third class
+    assert binary.metrics == quiet(mc.binary_report, y[:4], y_pred=pred[:4], pos_label="a",
+                                   sample_weight=w[:4]).metrics
+    with pytest.raises(mc.InputError, match="every row has weight 0"):
+        mc.multiclass_report(y, pred, sample_weight=np.zeros(5))
+
+
+def test_float32_scores_give_one_confusion_in_every_mode(tmp_path):
+    """Exact, binned, streamed (exact and confusion only) and monitoring confusions of float32 scores at
+    a threshold that float32 rounds down (0.7 -> 0.69999999) agree with those of the float64 values."""
+    rng = np.random.default_rng(7)
+    s = np.concatenate((np.full(40, 0.7, np.float32), rng.random(200).astype(np.float32)))
+    y = rng.integers(0, 2, s.size)
+    expected = skm.confusion_matrix(y, (s.astype(np.float64) >= 0.7).astype(int)).tolist()
+    assert float(np.float32(0.7)) < 0.7 and expected != skm.confusion_matrix(y, (s >= 0.7).astype(int)).tolist()
+    bins = np.linspace(0, 1, 11)
+    in_memory = {"exact": mc.binary_report(y, s, threshold=0.7, n_boot=0),
+                 "binned": mc.binary_report(y, s, threshold=0.7, bins=bins, n_boot=0)}
+    pq.write_table(pa.table({"label": y, "score": s}), tmp_path / "f32.parquet")
+    modes = {"exact": {}, "binned": {"bins": bins}, "confusion only": {"confusion_only": True}}
+    streamed = {kind: scan_stats(tmp_path / "f32.parquet", "binary", threshold=0.7, **kw).confusion.matrix.tolist()
+                for kind, kw in modes.items()}
+    period = scan_period(tmp_path / "f32.parquet", "binary", [0, 1], label="label", scores=["score"], threshold=0.7)
+    got = {**{f"{k} report": [[int(r.metrics[a]) for a in row] for row in (("tn", "fp"), ("fn", "tp"))]
+              for k, r in in_memory.items()},
+           **{f"{k} scan": m for k, m in streamed.items()}, "monitoring": period.performance.confusion.matrix.tolist()}
+    assert got == {k: expected for k in got}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -17,6 +18,7 @@ import pyarrow.dataset as pads
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
+from flow_data import multiclass_scores
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -597,3 +599,29 @@ def test_decimal_scores_in_memory_are_their_nearest_doubles(make):
     expected = mc.binary_report(y, np.array([float(v) for v in values]), n_boot=0)
     assert_same_metrics(got.metrics, expected.metrics)
     assert got.stats.scores.scores.tolist() == sorted(float(v) for v in values)
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+def test_zero_weight_rows_streamed_equal_absent_rows(tmp_path, task):
+    y, s = multiclass_scores(n=120, seed=4)
+    w = np.random.default_rng(5).integers(0, 3, 120).astype(float)
+    if task == "binary":
+        y = np.where(y == 1, "yes", "no")
+        y[w == 0] = "maybe"  # a third class on zero-weight rows only
+        frame = {"label": y, "score": s[:, 1], "w": w}
+    else:
+        s[w == 0] = [1.5, -0.25, -0.25]  # not probabilities (though summing to 1), on zero-weight rows only
+        frame = {"label": y, **{f"score_{j}": s[:, j] for j in range(3)}, "w": w}
+    pl.DataFrame(frame).write_parquet(tmp_path / "all.parquet")
+    pl.DataFrame(frame).filter(pl.col("w") > 0).write_parquet(tmp_path / "kept.parquet")
+    kw = dict(pos_label="yes") if task == "binary" else {}
+    to_report = mc.binary_from_stats if task == "binary" else mc.multiclass_from_stats
+    got = to_report(scan_stats(tmp_path / "all.parquet", task, Columns(weight="w"), batch_rows=50, **kw), n_boot=200)
+    expected = to_report(scan_stats(tmp_path / "kept.parquet", task, Columns(weight="w"), batch_rows=50, **kw),
+                         n_boot=200)
+    assert got.metrics == pytest.approx(expected.metrics, rel=1e-12, nan_ok=True)
+    assert got.intervals.keys() == expected.intervals.keys()
+    for key, interval in expected.intervals.items():
+        np.testing.assert_allclose(got.intervals[key], interval, rtol=1e-9, err_msg=key)
+    if task == "multiclass":
+        assert np.isfinite(got.metrics["log_loss"])

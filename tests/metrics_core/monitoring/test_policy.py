@@ -1,4 +1,4 @@
-"""The alert policy validates its fields as declared once; the registry of test kinds is the one place a kind lives."""
+"""The alert policy has the documented defaults and validates its fields as declared once; a kind lives in one place."""
 
 from __future__ import annotations
 
@@ -45,6 +45,25 @@ def test_every_field_is_declared_once_with_its_meaning():
     assert list(fields) == [f.name for f in dataclasses.fields(mon.AlertPolicy)]
     assert all(f.doc and f.default == getattr(mon.POLICY, f.name) for f in fields.values())
     assert fields["correction"].choices == ("bh", "holm", "bonferroni") and fields["metric_floor"].optional
+
+
+def test_one_policy_with_the_documented_defaults():
+    p = mon.AlertPolicy.of(None)
+    assert (p.alpha, p.correction, p.prevalence_change, p.psi, p.score_shift, p.price_change, p.metric_drop,
+            p.metric_floor, p.level) == (0.05, "bh", 0.02, 0.1, 0.02, 0.10, 0.05, None, 0.95)
+    assert mon.AlertPolicy.of({"psi": 0.3, "alpha": None}) == mon.AlertPolicy(psi=0.3)
+    assert mon.DEFAULT_HEADLINE == "balanced_accuracy"
+
+
+@pytest.mark.parametrize("key, hint", [("prevalance_change", "did you mean 'prevalence_change'"),
+                                       ("PSI", "did you mean 'psi'"), ("route_to", "the fields are alpha,")])
+def test_an_unknown_policy_field_is_an_error_not_the_default(key, hint):
+    """A misspelt threshold would otherwise leave the default in force (a 3-point rise alerting
+    under a policy that asked for 5)."""
+    with pytest.raises(InputError, match=f"alert policy: unknown field '{key}'.*{hint}"):
+        mon.AlertPolicy.of({key: 0.05})
+    rise = {mon.TestKey("prevalence_pred", "a"): drift.two_proportion_z(1000, 10000, 1300, 10000)}
+    assert mon.decide_alert(rise).alert and not mon.decide_alert(rise, {"prevalence_change": 0.05}).alert
 
 
 # ---------------------------------------------------------------- the registry

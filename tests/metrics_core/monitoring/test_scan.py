@@ -1,13 +1,16 @@
-"""metrics_core.monitoring.scan_period: its batches go through the dataset's one batch loop; a row of
-weight 0 names no class."""
+"""metrics_core.monitoring.scan_period: its batches go through the dataset's one batch loop and equal update(); its
+errors name column, count and row; a row of weight 0 names no class; scores on the wrong scale warn."""
 
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from monitoring_data import LABELS, _binary_percent, _frame, _with_new_class, period_arrays
 
+import metrics_core as mc
 from metrics_core import monitoring as mon
 from metrics_core.errors import InputError
 
@@ -64,3 +67,117 @@ def test_a_bad_row_is_named_by_file_and_counted_over_the_file_on_threads(tmp_pat
                                          r"row\(s\) of the file, e\.g\. row 150"):
         mon.scan_period(tmp_path / "bad.parquet", "multiclass", ["a", "b", "c"], **COLUMNS, batch_rows=100,
                         threads=2)
+
+
+# ---------------------------------------------------------------- scan_period on files
+def _write(tmp_path, n=2_000, seed=0, **columns_override):
+    y, pred, s, price = period_arrays(n, seed)
+    frame = pl.DataFrame({"label": LABELS[y], "prediction": LABELS[pred], "price": price,
+                          **{f"score_{c}": s[:, j] for j, c in enumerate(LABELS)}})
+    frame = frame.with_columns(**columns_override) if columns_override else frame
+    path = tmp_path / f"p{seed}.parquet"
+    frame.write_parquet(path)
+    return path, (y, pred, s, price)
+
+
+def _scan(path, **kw):
+    args = dict(label="label", prediction="prediction", scores=[f"score_{c}" for c in LABELS], price="price")
+    args.update(kw)
+    return mon.scan_period(path, "multiclass", LABELS, mon.Bins(), batch_rows=700, **args)
+
+
+def test_scan_period_equals_update(tmp_path):
+    path, (y, pred, s, price) = _write(tmp_path)
+    st = _scan(path)
+    direct = mon.update("multiclass", LABELS, mon.Bins(), pred, label_idx=y, scores=s, price=price)
+    np.testing.assert_array_equal(st.score_counts, direct.score_counts)
+    np.testing.assert_array_equal(st.price_cells, direct.price_cells)
+    assert st.n_rows == 2_000
+
+
+def test_scan_period_errors_name_column_count_and_example(tmp_path):
+    path, _ = _write(tmp_path, seed=1, score_c2=pl.when(pl.int_range(pl.len()) % 500 == 7).then(float("nan"))
+                     .otherwise(pl.col("score_c2")))
+    # rows 7, 507, 1007 and 1507 of 2,000, read in batches of 700: the count covers the whole file
+    with pytest.raises(InputError, match=r"'score_c2'.*NaN score.*in 4 row\(s\) of the file.*e\.g\. row 7"):
+        _scan(path)
+    path, _ = _write(tmp_path, seed=2, price=pl.when(pl.int_range(pl.len()) == 3).then(-1.0)
+                     .otherwise(pl.col("price")))
+    with pytest.raises(InputError, match=r"'price'.*in 1 row\(s\), e\.g\. row 3 = -1\.0"):
+        _scan(path)
+    with pytest.raises(InputError, match=r"missing column.*'weight'"):
+        _scan(path, weight="weight")
+    path, _ = _write(tmp_path, seed=3, label=pl.when(pl.int_range(pl.len()).is_in([5, 1500])).then(pl.lit("zz"))
+                     .otherwise(pl.col("label")))  # two batches of 700 apart
+    with pytest.raises(InputError, match=r"'label'.*not in the class list.*2 row\(s\) of the file.*row 5.*zz"):
+        _scan(path)
+
+
+def test_scan_period_empty_selection(tmp_path):
+    import pyarrow.dataset as pads
+
+    path, _ = _write(tmp_path, seed=4)
+    with pytest.raises(InputError, match="no rows.*empty period"):
+        _scan(path, filter=pads.field("label") == "nope")
+
+
+def test_new_class_counts_merge_across_batches(tmp_path):
+    """Files read in batches: the per-class counts add up to those of one pass over the rows."""
+    cur, _ = _frame(3_000, 33)
+    bad = _with_new_class(cur, [5, 800, 2999], [5, 1500], name="c_x")
+    bad = _with_new_class(bad, [], [10, 2000], name="c_y")
+    path = tmp_path / "new.parquet"
+    bad.write_parquet(path)
+    st = _scan(path, open_classes=True)
+    assert st.new_classes == {"c_x": (4, 3, 2), "c_y": (2, 0, 2)} and st.n_rows == 3_000 - 6
+    whole = mon.scan_period(bad.to_arrow(), "multiclass", LABELS, label="label", prediction="prediction",
+                            scores=[f"score_{c}" for c in LABELS], price="price", open_classes=True)
+    np.testing.assert_array_equal(st.score_counts, whole.score_counts)
+    assert whole.new_classes == st.new_classes
+
+
+def test_a_binary_period_predicted_by_a_probability_threshold_on_percent_scores_warns():
+    """Monitoring's predicted class from threshold 0.5 on scores in percent: nearly every row is
+    'positive' in both windows, so nothing alerts; the scan says so (mc.ThresholdScaleWarning)."""
+    import warnings
+
+    table, s = _binary_percent()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stats = mon.scan_period(table, "binary", [0, 1], label="label", scores=["score"], where="deliveries")
+    said = [w.message for w in caught if isinstance(w.message, mc.ThresholdScaleWarning)]
+    assert len(said) == 1 and said[0].share == pytest.approx((s >= 0.5).mean(), abs=0)
+    assert f"deliveries: {int(((s < 0) | (s > 1)).sum()):,} of 3,000 rows have scores outside [0, 1]" in str(said[0])
+    assert stats.pred_counts[1] == (s >= 0.5).sum()
+    for quiet in (dict(scores=["score"], threshold=50.0), dict(scores=["score"], prediction="prediction")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mon.scan_period(table, "binary", [0, 1], label="label", **quiet)
+        assert not [w for w in caught if isinstance(w.message, mc.MisreadInputWarning)], quiet
+    probabilities, p = _binary_percent(scale=1.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mon.scan_period(probabilities, "binary", [0, 1], label="label", scores=["score"])
+    assert not [w for w in caught if isinstance(w.message, mc.MisreadInputWarning)]
+    # The other way round: a percentage threshold on probabilities predicts every row negative.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stats = mon.scan_period(probabilities, "binary", [0, 1], label="label", scores=["score"], threshold=70.0,
+                                where="deliveries")
+    said = [w.message for w in caught if isinstance(w.message, mc.ThresholdScaleWarning)]
+    assert len(said) == 1 and said[0].share == 0.0 and stats.pred_counts[1] == 0 == (p >= 70).sum()
+    assert "deliveries: all 3,000 rows score in [0, 1], probabilities, but the threshold 70 is outside" in str(said[0])
+    assert "use 0.7" in str(said[0])
+
+
+def test_an_in_memory_period_with_decimal_scores_has_the_statistics_of_its_floats():
+    """Monitoring tables read in memory follow the same decimal rule as files (contract.decimals_as_floats)."""
+    import pyarrow.compute as pc
+
+    table, s = _binary_percent(scale=1.0)
+    rounded = pa.array(np.round(s, 4))
+    floats = table.set_column(1, "score", rounded)
+    decimals = table.set_column(1, "score", pc.cast(pc.cast(rounded, pa.string()), pa.decimal128(6, 4)))
+    a, b = (mon.scan_period(t, "binary", [0, 1], label="label", scores=["score"]) for t in (floats, decimals))
+    assert np.array_equal(a.score_counts, b.score_counts) and np.array_equal(a.pred_counts, b.pred_counts)
+    assert a.performance.confusion.matrix.tolist() == b.performance.confusion.matrix.tolist()

@@ -467,3 +467,26 @@ def test_wilson_takes_a_weighted_count_past_n_by_a_rounding_error():
     assert total > 0.3 and wilson(total, 0.3) == pytest.approx(wilson(0.3, 0.3), rel=1e-12)
     assert wilson(0.3, 0.3) == pytest.approx(proportion_confint(0.3, 0.3, method="wilson"), rel=1e-9)
     assert np.isnan(wilson(0, 0)[0])
+
+
+@pytest.mark.parametrize("kind", ["pred", "score"])
+def test_paired_bootstrap_zero_weight_rows_and_weight_scale(kind):
+    """Zero-weight rows took draws of every replicate (n counted them): now absent; scale-free too."""
+    from metrics_core.significance import paired_bootstrap
+
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 2, 150)
+    if kind == "pred":
+        a, b = (np.where(rng.uniform(size=150) < p, y, 1 - y) for p in (0.8, 0.7))
+        metric = "accuracy"
+    else:
+        a, b, metric = np.clip(0.3 * y + rng.uniform(0, 0.7, 150), 0, 1), rng.uniform(size=150), "auroc"
+    w = rng.integers(0, 3, 150).astype(float)
+    k = w > 0
+    n_boot = 300 if kind == "pred" else 40
+    got = paired_bootstrap(metric, y, a, b, kind=kind, sample_weight=w, n_boot=n_boot)
+    absent = paired_bootstrap(metric, y[k], a[k], b[k], kind=kind, sample_weight=w[k], n_boot=n_boot)
+    scaled = paired_bootstrap(metric, y, a, b, kind=kind, sample_weight=w * 0.01, n_boot=n_boot)
+    assert got.statistic == pytest.approx(absent.statistic, rel=1e-12)
+    np.testing.assert_allclose(got.interval, absent.interval, rtol=1e-12)
+    np.testing.assert_allclose(scaled.interval, got.interval, rtol=1e-9)
