@@ -179,11 +179,15 @@ def _score_columns_of_every_class(path: Path, columns, schema, weight_column: st
     score columns make, with the advice to drop it: the class would have gone from the evaluation.
     (Checked only once the scan has failed: a correct file pays no second pass.)"""
     from metrics_core.contract import resolve_layout
-    from metrics_core.dataset import class_labels
+    from metrics_core.dataset import class_labels, dataset_class_rows
+    from metrics_core.errors import InputError
 
     classes = class_labels(path, columns, with_prediction=False).tolist()
-    resolve_layout(schema, "multiclass", columns, labels=classes, require=["label"] + (["weight"] if weight_column
-                                                                                     else []), where=path)
+    try:
+        resolve_layout(schema, "multiclass", columns, labels=classes, require=["label"] + (
+            ["weight"] if weight_column else []), where=path)
+    except InputError as exc:  # a class in one stray row is more likely a typo of a label: say where it is
+        raise InputError(f"{exc} Where the classes are: {dataset_class_rows(path, columns)}.") from None
 
 
 class _RowProgress:

@@ -4,6 +4,7 @@ merges, hence the same result), a failed batch restated, progress after each bat
 from __future__ import annotations
 
 import importlib
+import itertools
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar
@@ -58,15 +59,17 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], threads: int, *, impor
         with one_kernel_thread():
             return fn(item)
 
-    if threads <= 1:
-        yield from map(serial, items)
+    items = iter(items)
+    head = list(itertools.islice(items, 2))
+    if threads <= 1 or len(head) < 2:  # one item (a small file) starts no thread and imports nothing ahead
+        yield from map(serial, itertools.chain(head, items))
         return
     for name in imports:
         importlib.import_module(name)
     pending: deque = deque()
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="classwatch-scan") as pool:
         try:
-            for item in items:
+            for item in itertools.chain(head, items):
                 pending.append(pool.submit(serial, item))
                 if len(pending) > threads:
                     yield pending.popleft().result()

@@ -360,7 +360,7 @@ CASES = [
     ("evaluate 10,000 classes", e_ten_thousand_classes, ["k.parquet", "'label'", r"\d,\d{3} classes", "1,000"]),
     ("evaluate NaN scores", e_nan_scores, ["nan.parquet", "'score_b'", r"NaN score.* in 3 row\(s\)", "e.g. row 7"]),
     ("evaluate label outside the score columns' classes", e_label_outside_score_classes,
-     ["extra.parquet", "'label'", r"1 row\(s\)", "e.g. row 5", "zz"]),
+     ["extra.parquet", "'label'", "'score_zz'", r"'zz' in 1 \(first: row 5 of extra\.parquet\)"]),
     ("evaluate empty file", e_empty_file, ["empty.parquet", "no (rows|class values)"]),
     ("evaluate unknown extension", e_unknown_extension, ["rows.txt", "extension"]),
     ("evaluate string labels need --positive-class", e_string_labels_without_positive_class,
