@@ -31,6 +31,10 @@ MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")
 #: ``baseline_majority/`` the baselines' bars opened the page and were taken for the model's.
 #: This prefix sorts after every other section of an evaluation run and says what they are.
 BASELINE_PREFIX = ("baseline_", "zero-skill baseline ")
+#: The first chart section of an evaluation run: the model's headline metric and its interval, a
+#: copy of the unprefixed keys (which the UI shows last, as "Model metrics", and which searches such
+#: as ``metrics.auroc > 0.9`` keep reading), so the page opens on the model, not on a check's counts.
+HEADLINE_SECTION = "1 model headline"
 
 
 def logged_name(key: str) -> str:
@@ -41,6 +45,26 @@ def logged_name(key: str) -> str:
     """
     semantic, logged = BASELINE_PREFIX
     return logged + key[len(semantic):] if key.startswith(semantic) else key
+
+
+def headline_section(metrics: dict, headline: str) -> dict:
+    """The first chart section's metrics: ``headline`` and its interval bounds, under
+    :data:`HEADLINE_SECTION` (copies; the semantic keys stay as they are).
+
+    >>> headline_section({"f1": 0.8, "f1_ci_low": 0.7, "f1_ci_high": 0.9, "auroc": 0.95}, "f1")
+    {'1 model headline/f1': 0.8, '1 model headline/f1_ci_low': 0.7, '1 model headline/f1_ci_high': 0.9}
+    """
+    keys = (headline, f"{headline}_ci_low", f"{headline}_ci_high")
+    return {f"{HEADLINE_SECTION}/{k}": metrics[k] for k in keys if k in metrics}
+
+
+def semantic_metrics(logged: dict) -> dict:
+    """Logged evaluation metrics under their semantic keys, without the headline section's copies.
+
+    >>> semantic_metrics({"1 model headline/f1": 0.8, "f1": 0.8, "zero-skill baseline majority/f1": 0.3})
+    {'f1': 0.8, 'baseline_majority/f1': 0.3}
+    """
+    return {semantic_name(k): v for k, v in logged.items() if not k.startswith(HEADLINE_SECTION + "/")}
 
 
 def semantic_name(name: str) -> str:
@@ -95,7 +119,7 @@ def finished_evaluation(spec: RunSpec, key: str) -> dict | None:
         return None
     tags = done["tags"]
     champion = tags.get("classwatch.champion")
-    metrics = {semantic_name(k): v for k, v in done["metrics"].items()}
+    metrics = semantic_metrics(done["metrics"])
     return {"run_id": done["run_id"], "metrics": metrics, "headline": tags.get("classwatch.headline"),
             "recommendation": tags.get("classwatch.recommendation"), "champion": champion}
 
@@ -114,7 +138,7 @@ def log_evaluation(spec: RunSpec, key: str, evaluation: Evaluation, force: bool)
     with tempfile.TemporaryDirectory(prefix="classwatch-plots-") as plot_dir:
         content = run_content(spec, evaluation, plot_dir)
         run_id, created = log_run(spec.tracking_uri(), spec.mlflow.experiment, key, content, force=force)
-    semantic = {semantic_name(k): v for k, v in content.metrics.items()}
+    semantic = semantic_metrics(content.metrics)
     return LoggedEvaluation(run_id, created, {k: v for k, v in semantic.items() if not k.startswith("baseline_")})
 
 
@@ -187,7 +211,7 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
     tags["mlflow.note.content"] = evaluation_note(plan.model_uri, plan.test, report, headline,  # the run's description
                                                   rec["recommendation"].metric, checks, champion) \
         + (f" {no_scores}" if no_scores else "")
-    metrics = {logged_name(k): v for k, v in metrics.items()}
+    metrics = {**headline_section(metrics, headline), **{logged_name(k): v for k, v in metrics.items()}}
     return RunContent(f"{spec.name} evaluation", params=params, metrics=metrics, tags=tags, files=files,
                       tables=tables, texts={"iso_report.md": text})
 

@@ -19,7 +19,7 @@ from tasks.config.spec import load_spec
 from tasks.evaluate import build_report, data_checks, evaluation_stats, plan_evaluation, recommendation, reference_drift
 from tasks.store.mlflow import process_uris
 from tasks.evaluate_run import (Evaluation, choose_headline, finished_evaluation, log_evaluation, logged_name, promote,
-                                run_content, run_key)
+                                run_content, run_key, semantic_metrics)
 
 PLOTS = {"roc.png", "pr.png", "gain.png", "lift.png", "confusion.png"}
 TABLES = {"curves_roc.json", "curves_pr.json", "curves_gain.json", "curves_lift.json", "per_class.json",
@@ -260,3 +260,19 @@ def test_the_baselines_charts_come_after_every_other_section_of_the_evaluation_r
     assert baselines == ["zero-skill baseline majority", "zero-skill baseline random"]
     model = [s for s in sections if s not in baselines and s]
     assert model and sections.index(baselines[0]) > max(sections.index(s) for s in model), sections
+
+
+def test_the_evaluation_run_opens_on_the_models_headline(data, store, tmp_path):
+    """After the baselines moved, the charts opened on check_leakage's counts: the first section
+    holds the headline metric and its interval (copies; the plain keys stay for searches and read-back)."""
+    spec = make_spec(data, store)
+    found = evaluate(spec)
+    content = run_content(spec, found, str(tmp_path))
+    sections = _chart_sections(content.metrics)
+    assert sections[0] == "1 model headline", sections
+    h = found.headline
+    first = {k: v for k, v in content.metrics.items() if k.startswith("1 model headline/")}
+    assert first == {f"1 model headline/{h}": content.metrics[h],
+                     f"1 model headline/{h}_ci_low": content.metrics[f"{h}_ci_low"],
+                     f"1 model headline/{h}_ci_high": content.metrics[f"{h}_ci_high"]}
+    assert not any(k.startswith("1 model headline") for k in semantic_metrics(content.metrics))
