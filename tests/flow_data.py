@@ -65,6 +65,19 @@ def multiclass_scores(n: int = 300, k: int = 3, seed: int = 0) -> tuple[np.ndarr
     return y, raw / raw.sum(axis=1, keepdims=True)
 
 
+def three_models(labels: list, n: int, seed: int = 11) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """True labels of ``n`` rows (shares 0.5, 0.3, 0.2 of three classes) and three models' predictions:
+    90 % right, 70 % right and a copy of the first (the model-comparison tests)."""
+    rng = np.random.default_rng(seed)
+    y = np.asarray(labels)[rng.choice(3, n, p=[0.5, 0.3, 0.2])]
+
+    def model(p_right: float) -> np.ndarray:
+        return np.where(rng.random(n) < p_right, y, np.asarray(labels)[rng.integers(0, 3, n)])
+
+    good, weak = model(0.9), model(0.7)
+    return y, {"m v1": good, "m v2": weak, "m v1 copy": good.copy()}
+
+
 def mlflow_runs(store: str, experiment: str, *, kind: str | None = None):
     """All active runs of ``experiment`` (optionally of one classwatch.kind), read back with MlflowClient."""
     from mlflow import MlflowClient

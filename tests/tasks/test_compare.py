@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 from polars.testing import assert_frame_equal
 import pytest
-from flow_data import mlflow_runs, scored_rows
+from flow_data import mlflow_runs, scored_rows, three_models
 from mlflow import MlflowClient
 
 from metrics_core import significance as sig
@@ -25,14 +25,7 @@ N = 500
 @pytest.fixture(scope="module")
 def rows():
     """True labels and three models: 90 % right, 70 % right and a copy of the first."""
-    rng = np.random.default_rng(11)
-    y = np.asarray(LABELS)[rng.choice(3, N, p=[0.5, 0.3, 0.2])]
-
-    def model(p_right: float) -> np.ndarray:
-        return np.where(rng.random(N) < p_right, y, np.asarray(LABELS)[rng.integers(0, 3, N)])
-
-    good, weak = model(0.9), model(0.7)
-    return y, {"m v1": good, "m v2": weak, "m v1 copy": good.copy()}
+    return three_models(LABELS, N)
 
 
 def make_spec(**fields):

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from flow_data import three_models
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
@@ -25,14 +26,7 @@ OPTIONS = {"n_boot": 50}  # as a run spec with n_boot 50 and the default seed, a
 @pytest.fixture(scope="module")
 def rows():
     """True labels and three models: 90 % right, 70 % right and a copy of the first."""
-    rng = np.random.default_rng(11)
-    y = np.asarray(LABELS)[rng.choice(3, N, p=[0.5, 0.3, 0.2])]
-
-    def model(p_right: float) -> np.ndarray:
-        return np.where(rng.random(N) < p_right, y, np.asarray(LABELS)[rng.integers(0, 3, N)])
-
-    good, weak = model(0.9), model(0.7)
-    return y, {"m v1": good, "m v2": weak, "m v1 copy": good.copy()}
+    return three_models(LABELS, N)
 
 
 # ---------------------------------------------------------------- fold_metrics
