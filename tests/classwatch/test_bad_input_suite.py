@@ -1,4 +1,4 @@
-"""Bad input through the command line (issue 12 section 5): real files in tmp folders, a real SQLite MLflow store.
+"""Bad input through the command line: real files in tmp folders, a real SQLite MLflow store.
 
 One table of cases. Each runs `classwatch evaluate` or `classwatch monitor` (which runs the monitor_period
 flow) in-process and asserts: exit code 2 (bad input, docs/cli.md), a message naming the file or field, the

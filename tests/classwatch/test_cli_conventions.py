@@ -1,4 +1,4 @@
-"""The command line's conventions (issue 12 section 6): exit codes, plain machine output, option names, --version,
+"""The command line's conventions: exit codes, plain machine output, option names, --version,
 classwatch.yaml picked up by monitor, several periods with a summary, the example spec used verbatim."""
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 def test_evaluate_imports_only_what_it_uses(tmp_path):
     """`classwatch evaluate` starts in about 2 s because it never loads scipy.special (0.3 s), scipy.stats,
-    Prefect, MLflow, scikit-learn, polars (0.3 s) or scipy.sparse (0.1 s) for a binary report (issue 15 target 3);
+    Prefect, MLflow, scikit-learn, polars (0.3 s) or scipy.sparse (0.1 s) for a binary report (benchmarks/bench_cli.py);
     an eager import anywhere on its path would bring seconds back.
     numpy is first imported after the command's process settings, so its huge-page setting applies."""
     import os

@@ -241,7 +241,7 @@ def test_missing_file_and_help():
 
 
 def test_reversed_scores_warning(tmp_path):
-    """Issue 12 §6: scores of class 1 evaluated with --pos-label 0 gave AUROC 0.0044 with no hint."""
+    """Scores of class 1 evaluated with --pos-label 0 gave AUROC 0.0044 with no hint."""
     from sklearn.metrics import roc_auc_score
 
     rng = np.random.default_rng(12)

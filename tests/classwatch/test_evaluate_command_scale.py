@@ -1,4 +1,4 @@
-"""`classwatch evaluate` at scale (issue 7): streamed batches, --binned, --json, --runner, on a Parquet directory."""
+"""`classwatch evaluate` at scale: streamed batches, --binned, --json, --runner, on a Parquet directory."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Statistics through Prefect on a real 2-worker Dask LocalCluster (issue 7 sections 2-3).
+"""Statistics through Prefect on a real 2-worker Dask LocalCluster.
 
 Streamed (one process), in-memory and Dask results are compared for identity on the same Parquet
 directory; weights are dyadic so every sum is exact whatever the partitioning and merge tree.

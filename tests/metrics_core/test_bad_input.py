@@ -1,4 +1,4 @@
-"""Bad input (issue 3 section 4, SPEC "Bad input"): a ValueError (mc.InputError) that names the argument,
+"""Bad input: a ValueError (mc.InputError) that names the argument,
 the number of bad rows and an example (index and value), raised before anything is computed.
 
 Each case gives the call and the fragments its message must contain. Shape errors (2-D scores, score

@@ -647,7 +647,7 @@ def _t_container(kind: str):
     return transform
 
 
-#: The weight scales of the scaling invariance (issue 12: intervals were nan at 0.001, (0, 1) at 0.01).
+#: The weight scales of the scaling invariance (intervals were once nan at 0.001, (0, 1) at 0.01).
 SCALES = (0.001, 0.01, 1.0, 100.0)
 #: Keys that are sums of weights: scaling every weight by c multiplies them by c; every other key stays.
 WEIGHT_SUMS = frozenset({"n", "tp", "fp", "fn", "tn", "total_cost"})

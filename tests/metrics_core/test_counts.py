@@ -1,4 +1,4 @@
-"""Mergeable statistics (issue 3 section 2, SPEC "The central idea"): merge of parts == one pass.
+"""Mergeable statistics: merge of parts == one pass.
 
 Hypothesis splits the rows into arbitrary partitions and merges their statistics in an arbitrary
 order (a permuted left fold and a balanced tree). Counts are compared for identity: unweighted counts

@@ -1,4 +1,4 @@
-"""ScoreCounts.merge (issue 7 performance rewrite) against the straightforward definition.
+"""ScoreCounts.merge (the fast merge) against the straightforward definition.
 
 Oracle: the union of the distinct scores with the counts of equal scores added, written the plain
 way (np.unique + np.add.at, the original implementation). Both paths of the merge are drawn:

@@ -1,4 +1,4 @@
-"""Streaming statistics over Arrow datasets (issue 7 section 1): streamed report == in-memory report.
+"""Streaming statistics over Arrow datasets: streamed report == in-memory report.
 
 The oracle is metrics_core's own in-memory report on the concatenated rows (itself checked against
 scikit-learn in test_oracle_*). Counts are int64 and the weights are dyadic (multiples of 1/4), so

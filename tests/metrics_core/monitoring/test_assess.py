@@ -21,7 +21,7 @@ def _small_sample_verdict(reference, n, seed, **shift):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_a_stable_month_with_few_labels_is_not_an_alert(reference, seed):
-    """216 labelled rows (issue 14 §4): no alert; the verdict says how many labelled rows are needed."""
+    """216 labelled rows: no alert; the verdict says how many labelled rows are needed."""
     out = _small_sample_verdict(reference, 216, 300 + seed)
     assert not out.alert, out.decision.texts
     assert out.decision.verdict == "not enough labels to judge"

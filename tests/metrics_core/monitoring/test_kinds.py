@@ -104,7 +104,7 @@ def rare_class_period(n, seed, *, rise=0.0, j=7, share=0.02, signal_j=2.1):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_price_rise_in_a_rarely_predicted_class_is_seen_on_labels(seed):
-    """Issue 14 §3: +17.7 % in a 2 %-prevalence class, 20,000 rows: missed per predicted class,
+    """+17.7 % in a 2 %-prevalence class, 20,000 rows: missed per predicted class,
     seen per labelled class."""
     y0, pred0, _, price0 = rare_class_period(20_000, 100 + seed)
     ref = mon.update("multiclass", LABELS, mon.Bins(), pred0, label_idx=y0, price=price0)
