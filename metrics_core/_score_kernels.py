@@ -398,3 +398,38 @@ def merge_sorted_runs(left, right):
         return (np.concatenate((lo.scores, hi.scores)), np.concatenate((lo.pos, hi.pos)).astype(dtype),
                 np.concatenate((lo.neg, hi.neg)).astype(dtype))
     return PackedScoreCounts.unpack([PackedScoreCounts.of(left).merge(PackedScoreCounts.of(right))])
+
+
+_FOLD_BLOCK = 1 << 20  # scores per block of lift_depths
+
+
+def lift_depths(pos: np.ndarray, neg: np.ndarray, starts: np.ndarray, step: float) -> np.ndarray:
+    """The depths of the folded-away scores (entries not in ``starts``) of ascending score counts
+    ``pos``, ``neg`` next to a depth T / step**k (:func:`metrics_core.counts.fold_negative_runs`).
+
+    In blocks from the highest score down: the depths of all scores would be one more array of
+    the statistic's size, which the class-at-a-time scan exists to avoid.
+    """
+    n = pos.size
+    total = float(np.sum(pos, dtype=np.float64) + np.sum(neg, dtype=np.float64))
+    top = float(pos[-1] + neg[-1])
+    if not total > 0 or not top > 0:
+        return np.empty(0)
+    grid = total / step ** np.arange(int(np.ceil(np.log(total / top) / np.log(step))), -1, -1)
+    kept, offset, before = [], 0.0, np.nan
+    for begin in range(0, n, _FOLD_BLOCK):  # k = position from the top; the entry is n - 1 - k
+        end = min(begin + _FOLD_BLOCK, n)
+        depth = np.cumsum(np.flip(pos[n - end:n - begin] + neg[n - end:n - begin]), dtype=np.float64)
+        depth += offset
+        here = grid[(grid > offset) & (grid <= depth[-1])] if begin else grid[grid <= depth[-1]]
+        at = np.searchsorted(depth, here)  # the first score reaching each grid depth, and the one before
+        ks = np.concatenate((at, at - 1)) + begin
+        ds = np.concatenate((depth[at], np.where(at > 0, depth[np.maximum(at - 1, 0)], before)))
+        kept.append(np.stack((ks, ds)))
+        offset, before = float(depth[-1]), float(depth[-1])
+    ks, ds = np.concatenate(kept, axis=1)
+    entry = n - 1 - ks.astype(np.int64)
+    inside = (ks >= 0) & (entry >= 0)
+    entry, ds = entry[inside], ds[inside]
+    folded_away = starts[np.minimum(np.searchsorted(starts, entry), starts.size - 1)] != entry
+    return np.unique(ds[folded_away])

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metrics_core._score_kernels import merge_sorted_runs, packed_counts
+from metrics_core._score_kernels import lift_depths, merge_sorted_runs, packed_counts
 from metrics_core.errors import InputError
 from metrics_core.losses import binned_loss_sums
 
@@ -360,45 +360,13 @@ def fold_negative_runs(sc: ScoreCounts) -> FoldedScoreCounts:
     if starts.size == pure.size:
         return FoldedScoreCounts(sc.scores, sc.pos, sc.neg)
     return FoldedScoreCounts(sc.scores[starts], sc.pos[starts], np.add.reduceat(sc.neg, starts),
-                             lift_depths=_lift_depths(sc, starts))
+                             lift_depths=lift_depths(sc.pos, sc.neg, starts, LIFT_STEP))
 
 
 #: The largest factor between the depths of two neighbouring points of a folded statistic's lift
 #: curve inside a folded run (:func:`fold_negative_runs`): the line drawn between them departs
 #: from the unfolded curve by at most (LIFT_STEP - 1)**2 / 4 = 2.5e-7 of its value.
 LIFT_STEP = 1.001
-_FOLD_BLOCK = 1 << 20  # scores per block of _lift_depths
-
-
-def _lift_depths(sc: ScoreCounts, starts: np.ndarray) -> np.ndarray:
-    """The depths of the folded-away scores of ``sc`` (not in ``starts``) next to a depth T / LIFT_STEP**k.
-
-    In blocks from the highest score down: the depths of all scores would be one more array of
-    the statistic's size, which the class-at-a-time scan exists to avoid.
-    """
-    n = sc.scores.size
-    total = float(np.sum(sc.pos, dtype=np.float64) + np.sum(sc.neg, dtype=np.float64))
-    top = float(sc.pos[-1] + sc.neg[-1])
-    if not total > 0 or not top > 0:
-        return np.empty(0)
-    grid = total / LIFT_STEP ** np.arange(int(np.ceil(np.log(total / top) / np.log(LIFT_STEP))), -1, -1)
-    kept, offset, before = [], 0.0, np.nan
-    for begin in range(0, n, _FOLD_BLOCK):  # k = position from the top; the entry is n - 1 - k
-        end = min(begin + _FOLD_BLOCK, n)
-        depth = np.cumsum(np.flip(sc.pos[n - end:n - begin] + sc.neg[n - end:n - begin]), dtype=np.float64)
-        depth += offset
-        here = grid[(grid > offset) & (grid <= depth[-1])] if begin else grid[grid <= depth[-1]]
-        at = np.searchsorted(depth, here)  # the first score reaching each grid depth, and the one before
-        ks = np.concatenate((at, at - 1)) + begin
-        ds = np.concatenate((depth[at], np.where(at > 0, depth[np.maximum(at - 1, 0)], before)))
-        kept.append(np.stack((ks, ds)))
-        offset, before = float(depth[-1]), float(depth[-1])
-    ks, ds = np.concatenate(kept, axis=1)
-    entry = n - 1 - ks.astype(np.int64)
-    inside = (ks >= 0) & (entry >= 0)
-    entry, ds = entry[inside], ds[inside]
-    folded_away = starts[np.minimum(np.searchsorted(starts, entry), starts.size - 1)] != entry
-    return np.unique(ds[folded_away])
 
 
 _BIN_BLOCK = 1 << 16  # scores per block of bin_index
