@@ -133,14 +133,13 @@ def _period_rows(source: Any, period: Any, classes: list, ref: np.ndarray, cur: 
     chi-squared test of the class counts (effect: PSI of the class shares). With two classes one
     z-test is judged, the second class's (the other's is its mirror: same p-value, opposite
     effect), and there is no chi-squared test, as monitoring judges the positive class alone."""
-    keep = (ref + cur) > 0
-    psi = drift.psi(dict(zip(classes, ref)), dict(zip(classes, cur))).statistic
     mix_key = None
-    if len(classes) >= 3 and keep.sum() >= 2:
-        chi = drift.chi_squared_counts(ref[keep], cur[keep])
+    if len(classes) >= 3 and ((ref + cur) > 0).sum() >= 2:
         mix_key = f"{len(tests)}"
-        tests[mix_key] = dataclasses.replace(chi, effect_size=psi, effect_name="PSI of the class distribution")
-        thresholds[mix_key] = psi_threshold
+        tests[mix_key], thresholds[mix_key] = drift.class_mix_test(ref, cur, classes), psi_threshold
+        psi = tests[mix_key].effect_size
+    else:
+        psi = drift.psi(dict(zip(classes, ref)), dict(zip(classes, cur))).statistic
     rows, z_keys = [], {}
     for i, cls in enumerate(classes):
         z = drift.two_proportion_z(int(ref[i]), int(ref.sum()), int(cur[i]), int(cur.sum()))

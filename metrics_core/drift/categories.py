@@ -1,4 +1,4 @@
-"""Drift tests of category counts and proportions: chi-squared homogeneity and the two-proportion z-test."""
+"""Drift tests of category counts and proportions: chi-squared homogeneity (and the class-mix test), the two-proportion z-test."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 from scipy import stats
 
 from metrics_core.counts import ScoreCounts
+from metrics_core.drift.distances import psi
 from metrics_core.drift.distributions import Histogram, _binned, _count_vector
 from metrics_core.errors import InputError
 from metrics_core.significance import chi_squared
@@ -114,3 +115,19 @@ def two_proportion_z(k1, n1, k2, n2, *, alpha: float = 0.05, threshold: float | 
                       _verdict(p, alpha, f"the proportion changed ({p1:.4g} -> {p2:.4g})"), alpha,
                       details={"p_reference": p1, "p_current": p2, "threshold": thr})
 
+
+def class_mix_test(reference_counts: np.ndarray, current_counts: np.ndarray, names) -> TestResult:
+    """The class-mix test of two class-count vectors: :func:`chi_squared_counts` (classes empty in
+    both dropped), with the PSI of the class shares (:func:`~metrics_core.drift.psi`) as its effect
+    and Cramer's V in the details. Monitoring's ``class_mix`` kind and the prevalence stability
+    check both judge a class distribution by it (practical threshold: the policy's ``psi``).
+
+    >>> t = class_mix_test(np.array([500, 300, 200]), np.array([400, 350, 250]), ["a", "b", "c"])
+    >>> round(t.effect_size, 4), t.effect_name, round(t.p_value, 6)
+    (0.0412, 'PSI of the class distribution', 3.5e-05)
+    """
+    chi = chi_squared_counts(reference_counts, current_counts)
+    shares = psi(dict(zip(names, np.asarray(reference_counts).tolist())),
+                 dict(zip(names, np.asarray(current_counts).tolist()))).statistic
+    return dataclasses.replace(chi, effect_size=shares, effect_name="PSI of the class distribution",
+                               details={**chi.details, "cramers_v": chi.effect_size})

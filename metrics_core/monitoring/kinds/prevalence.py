@@ -6,7 +6,6 @@ distribution, ``prevalence_<source>`` each class's share (binary: the positive c
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 
 from metrics_core import drift
@@ -31,12 +30,7 @@ def _class_mix_tests(source: str, reference: PeriodStats, current: PeriodStats) 
     ref, cur = _counts(reference, current, source)
     if ref is None or cur is None or reference.labels.size <= 2:
         return []
-    names = reference.class_names()
-    chi = drift.chi_squared_counts(ref, cur)
-    ps = drift.psi(dict(zip(names, ref.tolist())), dict(zip(names, cur.tolist()))).statistic
-    return [(TestKey(f"class_mix_{source}"), dataclasses.replace(
-        chi, effect_size=ps, effect_name="PSI of the class distribution",
-        details={**chi.details, "cramers_v": chi.effect_size}))]
+    return [(TestKey(f"class_mix_{source}"), drift.class_mix_test(ref, cur, reference.class_names()))]
 
 
 def _prevalence_tests(source: str, reference: PeriodStats, current: PeriodStats) -> Planned:
