@@ -1,0 +1,273 @@
+"""Mergeable statistics of a period's labelled sample (stratum, predicted class, score bin, label) and its weights.
+
+A monitored delivery holds all the period's rows, with a label on a sample of them. The
+estimators of :mod:`metrics_core.monitoring.survey` need, per stratum, the labelled rows'
+design-weighted counts per (predicted class, score bin, label) cell with their sums of squared
+weights, and the weight of every row (labelled or not) per (predicted class, score bin): this
+module holds those statistics (:class:`SampleStats`), their per-batch update
+(:func:`sample_update`), the weight each labelled row carries in the estimate
+(:func:`expansion`) and Kish's effective sample size (:func:`effective_sample_size`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from metrics_core.errors import InputError, bad_rows
+
+__all__ = ["SampleStats", "sample_update", "expansion", "effective_sample_size"]
+
+
+@dataclass(frozen=True)
+class SampleStats:
+    """Mergeable statistics of a period's labelled sample, keyed by (stratum, pred, bin, label), sparse.
+
+    Parameters
+    ----------
+    strata : tuple of str
+        Stratum names (default: the predicted classes).
+    n_classes : int
+        K, classes (labels and predictions share the class list).
+    n_bins : int
+        B, coarse score bins of the predicted class's score (the calibration map's resolution).
+    key : numpy.ndarray of int64, shape (m, 4)
+        Stratum, predicted class, score bin and label of each labelled cell, sorted and unique.
+    rows : numpy.ndarray of int64, shape (m,)
+        Labelled rows per cell.
+    dw : numpy.ndarray of float64, shape (m,)
+        Sum of ``design_weight * weight`` per cell.
+    dw2 : numpy.ndarray of float64, shape (m,)
+        Sum of ``(design_weight * weight) ** 2`` per cell.
+    population : numpy.ndarray of float64, shape (H, K, B)
+        Sum of ``weight`` over ALL rows (labelled or not) by stratum, predicted class and bin.
+    population_rows : numpy.ndarray of int64, shape (H,)
+        All rows per stratum.
+
+    Notes
+    -----
+    Rows of weight 0 are absent rows (as everywhere in classwatch): they count nowhere. Every
+    field is a sum over rows, so :meth:`merge` adds them (the cells of the sparse table by key):
+    the merge of two batches' statistics equals the statistics of their union.
+    """
+
+    strata: tuple[str, ...]
+    n_classes: int
+    n_bins: int
+    key: np.ndarray
+    rows: np.ndarray
+    dw: np.ndarray
+    dw2: np.ndarray
+    population: np.ndarray
+    population_rows: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        """(H, K, B, K): the dense shape of the cells."""
+        return len(self.strata), self.n_classes, self.n_bins, self.n_classes
+
+    @property
+    def n_labelled(self) -> int:
+        """Labelled rows of positive weight."""
+        return int(self.rows.sum())
+
+    def dense(self, values: np.ndarray) -> np.ndarray:
+        """A per-cell array (``rows``, ``dw`` or ``dw2``) as a dense (H, K, B, K) float64 array."""
+        out = np.zeros(self.shape)
+        out[tuple(self.key.T)] = values
+        return out
+
+    def merge(self, other: "SampleStats") -> "SampleStats":
+        """The statistics of both batches' rows (cells added by key); the layouts must match.
+
+        Raises
+        ------
+        InputError
+            When the strata, classes or bins differ (the cells would not mean the same).
+        """
+        for name in ("strata", "n_classes", "n_bins"):
+            if getattr(self, name) != getattr(other, name):
+                raise InputError(f"SampleStats.merge: the {name} differ ({getattr(self, name)!r} against "
+                                 f"{getattr(other, name)!r}); only statistics of one layout merge.")
+        code = np.concatenate([_encode(self.key, self.shape), _encode(other.key, other.shape)])
+        return _aggregate(self, code, np.concatenate([self.rows, other.rows]), np.concatenate([self.dw, other.dw]),
+                          np.concatenate([self.dw2, other.dw2]), self.population + other.population,
+                          self.population_rows + other.population_rows)
+
+
+def _encode(key: np.ndarray, shape: tuple) -> np.ndarray:
+    return np.ravel_multi_index(tuple(key.T), shape).astype(np.int64) if key.size else np.empty(0, np.int64)
+
+
+def _aggregate(like: SampleStats, code, rows, dw, dw2, population, population_rows) -> SampleStats:
+    """Cells with the same code summed, sorted by key."""
+    uniq, inv = np.unique(code, return_inverse=True)
+    m = uniq.size
+    key = np.stack(np.unravel_index(uniq, like.shape), axis=1).astype(np.int64) if m else np.empty((0, 4), np.int64)
+    return SampleStats(like.strata, like.n_classes, like.n_bins, key,
+                       np.bincount(inv, weights=rows, minlength=m).astype(np.int64),
+                       np.bincount(inv, weights=dw, minlength=m), np.bincount(inv, weights=dw2, minlength=m),
+                       population, population_rows)
+
+
+def _index(name: str, values, n: int, size: int, low: int = 0, hint: str = "") -> np.ndarray:
+    """An integer index column of ``size`` rows with values in [low, n); anything else is an error."""
+    x = np.asarray(values)
+    if x.shape != (size,):
+        raise InputError(f"{name}: expected {size} values (one per row), got shape {x.shape}.")
+    if x.dtype.kind not in "iu":
+        raise InputError(f"{name}: expected integer indices, got dtype {x.dtype}.")
+    bad = (x < low) | (x >= n)
+    if bad.any():
+        raise bad_rows(name, f"index outside [{low}, {n - 1}]", bad, x, hint)
+    return x.astype(np.int64)
+
+
+def _weights(name: str, values, size: int, mask: np.ndarray, positive: bool) -> np.ndarray:
+    """A float weight column (None: ones); on the rows of ``mask``, NaN, inf and negative (or 0) are errors."""
+    if values is None:
+        return np.ones(size)
+    w = np.asarray(values, dtype=np.float64)
+    if w.shape != (size,):
+        raise InputError(f"{name}: expected {size} values (one per row), got shape {w.shape}.")
+    bad = mask & ~(np.isfinite(w) & ((w > 0) if positive else (w >= 0)))
+    if bad.any():
+        what = "missing, infinite or not positive" if positive else "missing, infinite or negative"
+        hint = ("Give every labelled row its design weight, 1 / its inclusion probability."
+                if positive else "Weights must be finite and >= 0.")
+        raise bad_rows(name, f"{what} value", bad, w, hint)
+    return w
+
+
+def sample_update(stratum_idx, pred_idx, bin_idx, label_idx, design_weight=None, weight=None, *,
+                  strata, n_classes: int, n_bins: int) -> SampleStats:
+    """The statistics of one batch of a period's rows, labelled or not.
+
+    Parameters
+    ----------
+    stratum_idx, pred_idx, bin_idx : array-like of int, shape (n,)
+        Each row's stratum (index into ``strata``), predicted class and coarse score bin (of the
+        predicted class's score).
+    label_idx : array-like of int, shape (n,)
+        Each row's label; -1 for an unlabelled row.
+    design_weight : array-like of float, optional
+        Each labelled row's design weight, 1 / its inclusion probability (ignored on unlabelled
+        rows, where it may be NaN). None: 1 for every row (the labelled rows are a simple random
+        sample within each stratum; only the weights' ratios within a stratum matter,
+        :func:`expansion`).
+    weight : array-like of float, optional
+        Each row's weight (e.g. expenditure); None: 1. Rows of weight 0 count nowhere.
+    strata : sequence of str
+        Stratum names.
+    n_classes, n_bins : int
+        K and B.
+
+    Returns
+    -------
+    SampleStats
+
+    Raises
+    ------
+    InputError
+        Naming the column, the count of bad rows and the first one: an index out of range, a
+        labelled row without a finite positive design weight, a NaN, infinite or negative weight.
+
+    Examples
+    --------
+    >>> s = sample_update([0, 0, 1, 1], [0, 0, 1, 1], [0, 1, 1, 1], [0, -1, 1, 0], [2.0, None, 4.0, 4.0],
+    ...                   strata=("a", "b"), n_classes=2, n_bins=2)
+    >>> s.key.tolist(), s.dw.tolist(), s.population_rows.tolist()
+    ([[0, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], [2.0, 4.0, 4.0], [2, 2])
+    """
+    strata = tuple(str(s) for s in strata)
+    h_n, k_n, b_n = len(strata), int(n_classes), int(n_bins)
+    if h_n < 1 or k_n < 1 or b_n < 1:
+        raise InputError(f"sample_update: need at least one stratum, class and bin; got {h_n}, {k_n}, {b_n}.")
+    if np.ndim(pred_idx) != 1:
+        raise InputError(f"pred: expected one predicted class per row (1-D), got shape {np.shape(pred_idx)}.")
+    size = len(pred_idx)
+    h = _index("stratum", stratum_idx, h_n, size)
+    k = _index("pred", pred_idx, k_n, size)
+    b = _index("score bin", bin_idx, b_n, size)
+    y = _index("label", label_idx, k_n, size, low=-1, hint="Use -1 for an unlabelled row.")
+    w = _weights("weight", weight, size, np.ones(size, bool), positive=False)
+    labelled = (y >= 0) & (w > 0)
+    d = _weights("design_weight", design_weight, size, labelled, positive=True)
+    counted = w > 0
+    shape = (h_n, k_n, b_n)
+    population = np.bincount(np.ravel_multi_index((h[counted], k[counted], b[counted]), shape),
+                             weights=w[counted], minlength=h_n * k_n * b_n).reshape(shape)
+    population_rows = np.bincount(h[counted], minlength=h_n).astype(np.int64)
+    dw = d[labelled] * w[labelled]
+    empty = SampleStats(strata, k_n, b_n, np.empty((0, 4), np.int64), np.empty(0, np.int64), np.empty(0),
+                        np.empty(0), population, population_rows)
+    code = np.ravel_multi_index((h[labelled], k[labelled], b[labelled], y[labelled]), empty.shape).astype(np.int64)
+    return _aggregate(empty, code, np.ones(code.size), dw, dw * dw, population, population_rows)
+
+
+def expansion(sample: SampleStats) -> tuple[np.ndarray, np.ndarray]:
+    """Per stratum, the known total weight W_h and the factor that expands its labelled rows to it.
+
+    Parameters
+    ----------
+    sample : SampleStats
+
+    Returns
+    -------
+    (total, factor) : numpy.ndarray, shape (H,)
+        ``total[h]`` = W_h, the weight of all the stratum's rows (``population``); ``factor[h]`` =
+        W_h / D_h with D_h the stratum's sum of ``design_weight * weight`` over its labelled rows:
+        a labelled row i of stratum h stands for ``factor[h] * d_i * w_i`` of the delivery's
+        weight. 0 for a stratum without labelled rows.
+
+    Notes
+    -----
+    Expanding each stratum's design-weighted sample to its known total is post-stratification
+    (Holt and Smith 1979; Särndal, Swensson and Wretman 1992, section 7.6): for a stratified simple
+    random sample (d_i = N_h / n_h, unit weights) the factor is 1 and the estimates are the
+    Horvitz-Thompson ones; otherwise it makes them invariant to the scale of the design weights
+    within a stratum and exact on each stratum's total, and it makes design weights of 1 right
+    for a sample that is simple random within each stratum.
+
+    Examples
+    --------
+    >>> s = sample_update([0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0], [0, -1, -1, 1],
+    ...                   strata=("a", "b"), n_classes=2, n_bins=1)
+    >>> [x.tolist() for x in expansion(s)]
+    [[3.0, 1.0], [3.0, 1.0]]
+    """
+    total = sample.population.sum(axis=(1, 2))
+    d = np.bincount(sample.key[:, 0], weights=sample.dw, minlength=len(sample.strata))
+    factor = np.divide(total, d, out=np.zeros_like(total), where=d > 0)
+    return total, factor
+
+
+def effective_sample_size(sample: SampleStats) -> float:
+    """Kish's effective sample size of the labelled rows: (Σ a_i)² / Σ a_i².
+
+    Parameters
+    ----------
+    sample : SampleStats
+
+    Returns
+    -------
+    float
+        With a_i the weight labelled row i carries in the estimate of the delivery: its design
+        weight times its weight (``design_weight * weight``), expanded to its stratum's total
+        (:func:`expansion`). The number of labelled rows for equal a_i (a simple random sample
+        without weights, or a proportionate stratified one); fewer the more unequal they are
+        (Kish 1965, section 11.7: the design effect of unequal weighting). 0 without labelled rows.
+
+    Examples
+    --------
+    >>> s = sample_update([0] * 4 + [1] * 4, [0] * 4 + [1] * 4, [0] * 8, [0, 0, -1, -1, 1, -1, -1, -1],
+    ...                   strata=("a", "b"), n_classes=2, n_bins=1)
+    >>> round(effective_sample_size(s), 4)  # a: 2 rows of 2, b: 1 row of 4 -> 8^2 / (4 + 4 + 16)
+    2.6667
+    """
+    _, factor = expansion(sample)
+    f = factor[sample.key[:, 0]]
+    total = float(np.sum(f * sample.dw))
+    square = float(np.sum(f * f * sample.dw2))
+    return total * total / square if square > 0 else 0.0
