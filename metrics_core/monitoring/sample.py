@@ -6,7 +6,9 @@ design-weighted counts per (predicted class, score bin, label) cell with their s
 weights, and the weight of every row (labelled or not) per (predicted class, score bin): this
 module holds those statistics (:class:`SampleStats`), their per-batch update
 (:func:`sample_update`), the weight each labelled row carries in the estimate
-(:func:`expansion`) and Kish's effective sample size (:func:`effective_sample_size`).
+(:func:`expansion`) and Kish's effective sample size (:func:`effective_sample_size`); and, in the
+same layout, each row's score bin (:func:`score_bin`) and the reference calibration map's
+P(label | predicted class, score bin) (:func:`conditional_from_map`) for the model-assisted estimate.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics_core.errors import InputError, bad_rows
+from metrics_core.monitoring.period import Bins
 
-__all__ = ["SampleStats", "sample_update", "expansion", "effective_sample_size"]
+__all__ = ["SampleStats", "sample_update", "expansion", "effective_sample_size", "score_bin", "conditional_from_map"]
 
 
 @dataclass(frozen=True)
@@ -271,3 +274,71 @@ def effective_sample_size(sample: SampleStats) -> float:
     total = float(np.sum(f * sample.dw))
     square = float(np.sum(f * f * sample.dw2))
     return total * total / square if square > 0 else 0.0
+
+
+def score_bin(score, n_bins: int, bins: Bins | None = None) -> np.ndarray:
+    """The coarse score bin of each row, as the calibration map bins it.
+
+    Parameters
+    ----------
+    score : array-like of float, shape (n,)
+        Multiclass: each row's predicted class's own score; binary: the positive class's score (the
+        score column of ``PeriodStats.score_by_pred``, on which the map is fitted).
+    n_bins : int
+        Coarse bins: the map's resolution, ``cal_map.cond.shape[-1]`` (100 by default).
+    bins : Bins, optional
+        The period's fine bins (default ``Bins()``); ``n_bins`` must divide their number.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The fine bin (:meth:`Bins.score_index`) summed into runs as
+        :func:`~metrics_core.monitoring.calibration_map.coarsen` sums them, so a row's bin is the
+        map's bin for it; scores outside the range fall in the first or last bin.
+
+    Examples
+    --------
+    >>> score_bin([0.0, 0.29, 0.995, 1.0], 100).tolist()
+    [0, 29, 99, 99]
+    """
+    bins = bins or Bins()
+    if n_bins < 1 or bins.score_bins % n_bins:
+        raise InputError(f"n_bins: {n_bins} does not divide the {bins.score_bins} score bins of the period.")
+    fine = bins.score_index(np.asarray(score, dtype=np.float64))
+    return np.clip(fine - 1, 0, bins.score_bins - 1) // (bins.score_bins // n_bins)
+
+
+def conditional_from_map(cal_map, task: str) -> np.ndarray:
+    """P(label | predicted class, score bin) [pred, bin, label] from the reference's calibration map.
+
+    Parameters
+    ----------
+    cal_map : CalibrationMap
+        :func:`~metrics_core.monitoring.calibration_map.fit_calibration_map` of the reference.
+    task : {"binary", "multiclass"}
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (K, B, K)
+        Binary: P(positive | pred k, positive score in bin b) = ``cal_map.cond[k, 0, b]``, the
+        negative its complement: the label-lag estimate's probabilities
+        (:func:`~metrics_core.monitoring.estimate.expected_confusion`). Multiclass: P(label = k |
+        pred k, own score in bin b) = ``cal_map.cond[k, k, b]`` (the label-lag estimate's diagonal);
+        the rest of the row shared among the other labels as the reference's rows predicted k and
+        labelled otherwise are (``cal_map.pos`` summed over bins; evenly when the reference has no
+        such row). Each row sums to 1.
+    """
+    cond = np.asarray(cal_map.cond, dtype=np.float64)
+    if task == "binary":
+        p = cond[:, 0, :]
+        return np.stack([1.0 - p, p], axis=-1)
+    k = cond.shape[0]
+    eye = np.eye(k, dtype=bool)
+    right = cond[np.arange(k), np.arange(k), :]
+    wrong = np.where(eye, 0.0, np.asarray(cal_map.pos, dtype=np.float64).sum(axis=-1))
+    total = wrong.sum(axis=1, keepdims=True)
+    even = np.where(eye, 0.0, 1.0 / max(k - 1, 1))
+    share = np.divide(wrong, total, out=even.copy(), where=total > 0)
+    out = (1.0 - right)[:, :, None] * share[:, None, :]
+    out[np.arange(k), :, np.arange(k)] = right
+    return out

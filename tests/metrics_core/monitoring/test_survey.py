@@ -328,3 +328,57 @@ def test_the_neyman_allocation_reaches_its_margin_and_beats_proportional(simulat
             assert np.mean((lo <= truth) & (truth <= hi)) >= 0.9
     assert 0.027 <= half["neyman"] <= 0.031, half
     assert half["neyman"] < half["proportional"], half
+
+
+# ------------------------------------------------------------------ with the reference's calibration map
+
+@pytest.fixture(scope="module")
+def mapped():
+    """The eight-class generator: a 20,000-row reference, its calibration map in the sample's layout, and a
+    5,000-row period with its rows' own-score bins."""
+    from monitoring_data import K as K8, LABELS, period_arrays, period_stats
+
+    from metrics_core.monitoring import Bins, update
+    from metrics_core.monitoring.calibration_map import fit_calibration_map
+    from metrics_core.monitoring.sample import conditional_from_map, score_bin
+
+    cal_map = fit_calibration_map(period_stats(20_000, 0), n_boot=0)
+    y, pred, s, _ = period_arrays(5000, 1)
+    b = score_bin(s[np.arange(pred.size), pred], cal_map.cond.shape[-1])
+    unlabelled = update("multiclass", LABELS, Bins(), pred, scores=s)
+    return K8, cal_map, conditional_from_map(cal_map, "multiclass"), unlabelled, y, pred, b
+
+
+def test_without_labels_the_model_term_is_the_label_lag_estimate_on_the_diagonal(mapped):
+    from metrics_core.monitoring.estimate import expected_confusion
+    from metrics_core.monitoring.survey import _model_assisted_confusion
+
+    k, cal_map, cond, unlabelled, y, pred, b = mapped
+    assert cond.sum(axis=-1) == pytest.approx(np.ones(cond.shape[:2]))
+    s = sample_update(pred, pred, b, np.full(pred.size, -1), strata=[str(i) for i in range(k)], n_classes=k,
+                      n_bins=cond.shape[1])
+    expected, _ = expected_confusion("multiclass", cal_map.cond, unlabelled.score_by_pred)
+    ma = _model_assisted_confusion(s, cond)
+    assert np.diag(ma) == pytest.approx(np.diag(expected), rel=1e-9)
+    assert ma.sum(axis=0) == pytest.approx(np.bincount(pred, minlength=k).astype(float), rel=1e-12)
+
+
+def test_with_the_reference_map_the_model_assisted_interval_is_narrower_and_covers(mapped):
+    k, _, cond, _, y, pred, b = mapped
+    rates = np.where(np.bincount(pred, minlength=k) < 0.05 * pred.size, 0.25, 0.05)
+    sizes = [max(2, round(r * (pred == i).sum())) for i, r in enumerate(rates)]
+    masks, d = stratified(pred, sizes, 200, 9)
+    strata = [str(i) for i in range(k)]
+    res = np.empty((2, 200, 3))
+    for i in range(200):
+        st = sample_update(pred, pred, b, np.where(masks[i], y, -1), d, strata=strata, n_classes=k,
+                           n_bins=cond.shape[1])
+        for j, (v, (lo, hi)) in enumerate((design_metric(st, "balanced_accuracy"),
+                                           model_assisted_metric(st, cond, "balanced_accuracy"))):
+            res[j, i] = v, lo, hi
+    m = np.zeros((k, k))
+    np.add.at(m, (y, pred), 1.0)
+    truth = np.array([multiclass_confusion_metrics(m)[0]["balanced_accuracy"]])
+    design, assisted = summary(res[0][:, None], truth), summary(res[1][:, None], truth)
+    assert assisted["coverage"][0] >= 0.93 and abs(assisted["bias"][0]) <= 0.01, assisted
+    assert assisted["width"][0] / design["width"][0] < 0.95, (assisted, design)
