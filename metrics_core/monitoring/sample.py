@@ -75,12 +75,6 @@ class SampleStats:
         """Labelled rows of positive weight."""
         return int(self.rows.sum())
 
-    def dense(self, values: np.ndarray) -> np.ndarray:
-        """A per-cell array (``rows``, ``dw`` or ``dw2``) as a dense (H, K, B, K) float64 array."""
-        out = np.zeros(self.shape)
-        out[tuple(self.key.T)] = values
-        return out
-
     def merge(self, other: "SampleStats") -> "SampleStats":
         """The statistics of both batches' rows (cells added by key); the layouts must match.
 

@@ -31,7 +31,8 @@ from metrics_core.monitoring.sample import SampleStats, expansion
 from metrics_core.sampling import _allocate, _z, sample_size
 from metrics_core.undefined import UndefinedMetricWarning
 
-__all__ = ["design_confusion", "design_metric", "design_metrics", "model_assisted_metric", "model_assisted_metrics", "next_sample", "NextSample",
+__all__ = ["design_confusion", "design_metric", "design_metrics", "model_assisted_metric",
+           "model_assisted_metrics", "next_sample", "NextSample",
            "SampleWarning"]
 
 #: Metrics outside [0, 1], and their range (every other count-based metric is a rate in [0, 1]).

@@ -94,7 +94,8 @@ def simulation():
     for s in range(SEEDS):
         st = stats(pred, b, y, masks[s], d)
         plain = multiclass_confusion_metrics(confusion(y[masks[s]], pred[masks[s]]))[0]
-        for name, res in (("design", design_metrics(st, METRICS)), ("assisted", model_assisted_metrics(st, cond, METRICS)),
+        for name, res in (("design", design_metrics(st, METRICS)),
+                          ("assisted", model_assisted_metrics(st, cond, METRICS)),
                           ("miscalibrated", model_assisted_metrics(st, bad, METRICS))):
             out[name][s] = [(v, lo, hi) for v, (lo, hi) in res.values()]
         out["plain"][s] = [(plain[m], np.nan, np.nan) for m in METRICS]
@@ -197,6 +198,11 @@ def test_design_weights_matter_only_up_to_a_constant_and_an_integer_weight_is_re
     for m in METRICS:
         assert scaled[m][0] == pytest.approx(a[m][0], rel=1e-12)
         assert scaled[m][1] == pytest.approx(a[m][1], rel=1e-9)
+    # within a stratum only the weights' ratios count: no design weights = d = N_h / n_h for a stratified sample
+    unweighted = design_metrics(stats(pred, b, y, masks[0]), METRICS)
+    for m in METRICS:
+        assert unweighted[m][0] == pytest.approx(a[m][0], rel=1e-12)
+        assert unweighted[m][1] == pytest.approx(a[m][1], rel=1e-9)
     # a stratified simple random sample (d = N_h / n_h): the Horvitz-Thompson totals, sum of d per cell
     assert design_confusion(stats(pred, b, y, masks[0], d)) == pytest.approx(
         confusion(y[masks[0]], pred[masks[0]], d[masks[0]]), rel=1e-12)
@@ -382,3 +388,30 @@ def test_with_the_reference_map_the_model_assisted_interval_is_narrower_and_cove
     design, assisted = summary(res[0][:, None], truth), summary(res[1][:, None], truth)
     assert assisted["coverage"][0] >= 0.93 and abs(assisted["bias"][0]) <= 0.01, assisted
     assert assisted["width"][0] / design["width"][0] < 0.95, (assisted, design)
+
+
+def test_a_binary_map_gives_the_label_lag_estimate_without_labels_and_the_census_with_them():
+    from metrics_core.monitoring import Bins, update
+    from metrics_core.monitoring.calibration_map import fit_calibration_map
+    from metrics_core.monitoring.estimate import expected_confusion
+    from metrics_core.monitoring.sample import conditional_from_map, score_bin
+    from metrics_core.monitoring.survey import _model_assisted_confusion
+
+    def rows(n, seed):
+        rng = np.random.default_rng(seed)
+        y = (rng.random(n) < 0.3).astype(np.int64)
+        s = np.clip(0.35 * y + 0.65 * rng.random(n), 0, 1)
+        return y, (s >= 0.5).astype(np.int64), s
+
+    labels = np.array([0, 1])
+    y, pred, s = rows(20_000, 0)
+    cal_map = fit_calibration_map(update("binary", labels, Bins(), pred, label_idx=y, scores=s[:, None]), n_boot=0)
+    cond = conditional_from_map(cal_map, "binary")
+    y, pred, s = rows(3000, 1)
+    b = score_bin(s, cond.shape[1])
+    none = sample_update(pred, pred, b, np.full(3000, -1), strata=("0", "1"), n_classes=2, n_bins=cond.shape[1])
+    expected, _ = expected_confusion("binary", cal_map.cond, update("binary", labels, Bins(), pred,
+                                                                   scores=s[:, None]).score_by_pred)
+    assert _model_assisted_confusion(none, cond) == pytest.approx(expected, rel=1e-9)
+    full = sample_update(pred, pred, b, y, strata=("0", "1"), n_classes=2, n_bins=cond.shape[1])
+    assert model_assisted_metric(full, cond, "f1")[0] == pytest.approx(f1_score(y, pred), abs=1e-12)
