@@ -263,6 +263,17 @@ def test_a_stratum_without_labelled_rows_warns_and_one_with_a_single_row_borrows
     assert math.isfinite(hi - lo)
 
 
+def test_the_pooled_variance_of_a_stratum_with_one_labelled_row_by_hand():
+    # stratum a: 4 rows, all labelled, 2 right; b: 2 rows, 1 labelled and right. N = 6, 4 right: 2/3.
+    # g = 1/18 for a right cell, -1/9 for a wrong one; a's residuals +-1/12: V_a = 4/3 * 4/144 = 1/27,
+    # its variance per row 1/144, pooled 4 * (1/144) / 3 = 1/108; V_b = W_b^2 * 1/108 = 1/27.
+    s = sample_update([0, 0, 0, 0, 1, 1], [0, 1, 0, 1, 0, 0], [0] * 6, [0, 1, 1, 0, 0, -1], strata=("a", "b"),
+                      n_classes=2, n_bins=1)
+    value, (lo, hi) = design_metric(s, "accuracy")
+    assert value == pytest.approx(2 / 3, abs=1e-12)
+    assert (lo, hi) == pytest.approx((2 / 3 - 1.959963984540054 * math.sqrt(2 / 27), 1.0), abs=1e-9)
+
+
 def test_without_labelled_rows_the_metric_is_undefined_with_a_warning():
     pred, b, y, _ = delivery(11, 500)
     s = stats(pred, b, y, np.zeros(pred.size, bool))
@@ -313,11 +324,14 @@ def test_one_stratum_needs_what_sampling_sample_size_says():
     assert next_sample(empty, "accuracy", 0.02).n == sample_size(0.02, population_size=5000)[0]
 
 
-def test_the_neyman_allocation_reaches_its_margin_and_beats_proportional(simulation):
-    pred, b, y, _ = delivery()
+def test_the_neyman_allocation_reaches_its_margin_and_beats_proportional():
+    pred, b, y, cond = delivery()
     sizes = [max(2, round(r * (pred == k).sum())) for k, r in enumerate(RATES)]
     masks, d = stratified(pred, sizes, 1, 2)
     plan = next_sample(stats(pred, b, y, masks[0], d), "balanced_accuracy", 0.03)
+    # the model-assisted estimate needs fewer rows for the same margin: its residuals spread less
+    assisted = next_sample(stats(pred, b, y, masks[0], d), "balanced_accuracy", 0.03, conditional=cond)
+    assert assisted.n < 0.95 * plan.n, (assisted.n, plan.n)
     alloc = plan.table["label"].to_numpy()
     assert plan.n == alloc.sum() and (alloc >= 2).all()
     big_n = np.bincount(pred, minlength=K)
