@@ -29,7 +29,7 @@ from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_
 from metrics_core.errors import InputError
 from metrics_core.monitoring.sample import SampleStats, expansion
 from metrics_core.sampling import _allocate, _z, sample_size
-from metrics_core.undefined import UndefinedMetricWarning
+from metrics_core.undefined import UndefinedMetricWarning, _caller_stacklevel
 
 __all__ = ["design_confusion", "design_metric", "design_metrics", "model_assisted_metric",
            "model_assisted_metrics", "next_sample", "NextSample",
@@ -135,7 +135,8 @@ def _warn_empty(sample: SampleStats, what: str) -> None:
         names = [sample.strata[i] for i in np.flatnonzero(empty)]
         rows = int(sample.population_rows[empty].sum())
         warnings.warn(f"{len(names)} stratum(s) with rows but no labelled row ({rows:,} rows, e.g. {names[0]!r}): "
-                      f"{what}. Label at least 2 rows in every stratum.", SampleWarning, stacklevel=3)
+                      f"{what}. Label at least 2 rows in every stratum.", SampleWarning,
+                      stacklevel=_caller_stacklevel())
 
 
 def _interval(value: float, var: float, metric: str, level: float) -> tuple[float, float]:
@@ -150,7 +151,8 @@ def _interval(value: float, var: float, metric: str, level: float) -> tuple[floa
 def _undefined(metric: str, value: float, caller: str) -> None:
     if not math.isfinite(value):
         warnings.warn(f"{caller}: {metric} is undefined (nan) on the estimated confusion totals: no labelled row, "
-                      "or a class it needs never labelled or predicted.", UndefinedMetricWarning, stacklevel=3)
+                      "or a class it needs never labelled or predicted.", UndefinedMetricWarning,
+                      stacklevel=_caller_stacklevel())
 
 
 def design_confusion(sample: SampleStats) -> np.ndarray:
@@ -249,7 +251,6 @@ def design_metrics(sample: SampleStats, metrics, *, beta: float = 1.0, level: fl
     dict of str to (value, (low, high))
         Keyed by metric, in the order given.
     """
-    _warn_empty(sample, "the design-based estimate leaves their rows out")
     return _estimates(sample, design_confusion(sample), _names(metrics), beta, level, _linearised(None),
                       False, "design_metric")
 
@@ -267,8 +268,11 @@ def _linearised(c: np.ndarray | None):
 
 def _estimates(sample: SampleStats, m: np.ndarray, metrics: tuple[str, ...], beta: float, level: float,
                linearised, cover_empty: bool, caller: str) -> dict[str, tuple[float, tuple[float, float]]]:
-    """Per metric, f(m) and its linearised interval (:func:`_stratum_variances` of ``linearised(g)``)."""
+    """Per metric, f(m) and its linearised interval (:func:`_stratum_variances` of ``linearised(g)``); a
+    warning first when a stratum has rows but no labelled row."""
     fn = _metrics_fn(metrics, sample.n_classes, beta)
+    _warn_empty(sample, "the model-assisted estimate covers their rows by the calibrated scores alone" if cover_empty
+                else "the design-based estimate leaves their rows out")
     out = {}
     for name, (value, g) in _value_and_gradient(fn, metrics, m).items():
         _undefined(name, value, caller)
@@ -369,7 +373,6 @@ def model_assisted_metrics(sample: SampleStats, conditional, metrics, *, beta: f
         Keyed by metric, in the order given.
     """
     c = _conditional(sample, conditional)
-    _warn_empty(sample, "the model-assisted estimate covers their rows by the calibrated scores alone")
     return _estimates(sample, _model_assisted_confusion(sample, c), _names(metrics), beta, level, _linearised(c),
                       True, "model_assisted_metric")
 
