@@ -70,8 +70,9 @@ def _fail(exc: Exception) -> None:
 
 def alert_table(periods: list, title: str = "Retraining alerts per period") -> Table:
     """One row per monitored period (:class:`tasks.monitor.PeriodResult`): rows, labels present
-    (without them, whether the label-lag estimate is flagged unreliable), alert (RETRAIN, "not enough labels" when the headline test could not see a drop, or none), the
-    strongest reason without its details (they are in the run)."""
+    (without them, whether the label-lag estimate is flagged unreliable), alert (RETRAIN, "not
+    enough labels" when the headline test could not see a drop, or none), the strongest reason
+    without its details (they are in the run)."""
     table = Table(title=title)
     for col in ("period", "rows", "labels", "alert"):
         table.add_column(col)
