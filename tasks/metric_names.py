@@ -11,7 +11,7 @@ logging time (:func:`mlflow_metrics`), and read back with :func:`semantic_metric
 
 from __future__ import annotations
 
-from metrics_core.monitoring.kinds import COUNTS, HEADLINE, KINDS, OTHER, PERFORMANCE
+from metrics_core.monitoring.kinds import COUNTS, HEADLINE, KINDS, OTHER, PERFORMANCE, PREVALENCE
 
 #: Kept as they are: E's estimated performance (``estimated/<key>``) and the adjusted p-values,
 #: whose lowercase prefixes sort after every numbered section, so p-values come last.
@@ -26,7 +26,9 @@ _PERIOD = {
     "n_rows_reference": f"{COUNTS}/rows in reference",
     "n_tests": f"{COUNTS}/tests",
 }
-_PERIOD_PREFIXES = (("perf/", f"{PERFORMANCE}/"), ("p_adj/", f"{P_VALUES}/"))
+_PERIOD_PREFIXES = (("perf/", f"{PERFORMANCE}/"), ("p_adj/", f"{P_VALUES}/"),
+                    # the label-lag estimate's share of each class among the labels, beside the predictions'
+                    ("prevalence_estimated/", f"{PREVALENCE}/estimated "))
 
 
 def fixed() -> dict[str, str]:

@@ -69,9 +69,10 @@ def _fail(exc: Exception) -> None:
 
 
 def alert_table(periods: list, title: str = "Retraining alerts per period") -> Table:
-    """One row per monitored period (:class:`tasks.monitor.PeriodResult`): rows, labels present,
-    alert (RETRAIN, "not enough labels" when the headline test could not see a drop, or none), the
-    strongest reason without its details (they are in the run)."""
+    """One row per monitored period (:class:`tasks.monitor.PeriodResult`): rows, labels present
+    (without them, whether the label-lag estimate is flagged unreliable), alert (RETRAIN, "not
+    enough labels" when the headline test could not see a drop, or none), the strongest reason
+    without its details (they are in the run)."""
     table = Table(title=title)
     for col in ("period", "rows", "labels", "alert"):
         table.add_column(col)
@@ -80,7 +81,9 @@ def alert_table(periods: list, title: str = "Retraining alerts per period") -> T
              "not enough labels to judge": "[yellow]not enough labels[/yellow]"}
     for p in periods:
         first = escape(textwrap.shorten(p.reasons[0].summary, 90, placeholder=" ...")) if p.reasons else ""
-        table.add_row(p.period, f"{int(p.metrics.get('n_rows', 0)):,}", "yes" if p.labelled else "no",
+        labels = "yes" if p.labelled else ("no, estimate UNRELIABLE" if p.metrics.get("estimated/reliable") == 0.0
+                                            else "no")
+        table.add_row(p.period, f"{int(p.metrics.get('n_rows', 0)):,}", labels,
                       shown.get(p.verdict, "none"),
                       f"{first} ({len(p.reasons)})" if p.reasons else "")
     return table
@@ -113,10 +116,19 @@ def estimated_line(periods: list, metric: str = "balanced_accuracy") -> str:
         if not p.labelled and key in p.metrics:
             m = p.metrics
             parts.append(f"{p.period} {m[key]:.3f} [{m.get(key + '_ci_low', float('nan')):.3f}, "
-                         f"{m.get(key + '_ci_high', float('nan')):.3f}]")
+                         f"{m.get(key + '_ci_high', float('nan')):.3f}]" + _estimate_mark(m))
     if not parts:
         return ""
     return f"Estimated {metric} without labels (95% interval, from calibrated scores): {'; '.join(parts)}."
+
+
+def _estimate_mark(metrics: dict) -> str:
+    """What a label-lag estimate's figure must not be shown without: `` UNRELIABLE`` when it is
+    flagged (``estimated/reliable`` 0, docs/label-lag.md), `` (label shift)`` when the class
+    priors were re-estimated; ``""`` otherwise."""
+    if metrics.get("estimated/reliable") == 0.0:
+        return " UNRELIABLE" + (" (degenerate scores)" if metrics.get("estimated/degenerate") == 1.0 else "")
+    return " (label shift)" if metrics.get("estimated/label_shift") == 1.0 else ""
 
 
 def demo(

@@ -1,29 +1,30 @@
-"""Performance while labels lag: estimates from the reference's calibration, their support, the calibration test."""
+"""Performance while labels lag: estimates from calibrated scores (covariate or label shift), the calibration test."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as sps
 
-from metrics_core import drift
 from metrics_core.calibration import calibration_metrics
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.monitoring.calibration_map import (CalibrationMap, cached_calibration_map, calibration_targets,
                                                      coarsen, fit_calibration_map)
 from metrics_core.monitoring.decision import MIN_EXPECTED, Headline
-from metrics_core.monitoring.period import PeriodStats, binned
-from metrics_core.monitoring.policy import AlertPolicy
+from metrics_core.monitoring.label_shift import (MIN_SUPPORT, MIN_SUPPORT_SHARE, PREFIX, ShiftChoice, adjust,
+                                                 cell_posteriors, choose_shift, coarse_own, em_priors, own_scores,
+                                                 support)
+from metrics_core.monitoring.period import PeriodStats
 from metrics_core.monitoring.kinds import TestKey
 from metrics_core.significance import TestResult
 
 __all__ = ["Estimate", "expected_confusion", "estimate_performance", "estimate_period", "calibration_change",
-           "assess_estimate", "PeriodEstimate", "ESTIMATED", "PREFIX", "support", "MIN_SUPPORT", "MIN_SUPPORT_SHARE"]
+           "assess_estimate", "PeriodEstimate", "ESTIMATED", "PREFIX", "support", "MIN_SUPPORT", "MIN_SUPPORT_SHARE",
+           "PriorShift", "shift_metrics", "LABEL_SHARE"]
 
-#: Prefix of the estimated metrics in a period's metrics.
-PREFIX = "estimated/"
 
 #: The count-based metrics estimated per task (plus the headline metric when it is count-based).
 ESTIMATED = {"binary": ("accuracy", "balanced_accuracy", "precision", "recall", "specificity", "f1", "fbeta", "mcc",
@@ -89,6 +90,8 @@ class Estimate:
     metrics: dict[str, float]
     draws: dict[str, np.ndarray]
     level: float
+    shares: np.ndarray | None = None
+    shift: ShiftChoice | None = None
 
     def interval(self, key: str) -> tuple[float, float]:
         """(low, high) of metric ``key`` (without the prefix)."""
@@ -118,8 +121,8 @@ def _draw(task: str, expected: np.ndarray, var: np.ndarray, n_k: np.ndarray, rng
 
 
 def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.ndarray, *, known=None,
-                         keys=None, beta: float = 1.0, level: float = 0.95, n_boot: int = 200, seed: int = 0
-                         ) -> Estimate:
+                         keys=None, beta: float = 1.0, level: float = 0.95, n_boot: int = 200, seed: int = 0,
+                         priors: "PriorShift | None" = None) -> Estimate:
     """Count-based metrics of a period estimated from calibrated scores, with intervals.
 
     Parameters
@@ -143,6 +146,12 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
         Replicates of the interval.
     seed : int
         Seed of the draws.
+    priors : PriorShift, optional
+        Label shift: the period's class priors are re-estimated (:func:`~metrics_core.monitoring.label_shift.em_priors`)
+        and the calibrated posteriors adjusted to them before the counts are summed; each
+        replicate re-estimates them on a bootstrap of the period's own-score histograms (rows
+        redrawn multinomially) with its refitted maps, so the interval holds the priors'
+        uncertainty too.
 
     Returns
     -------
@@ -161,11 +170,14 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
     n_k = score_by_pred[:, 0, 1:-1].sum(axis=1).astype(np.float64)
     rng = np.random.default_rng(seed)
     h = coarsen(score_by_pred, cal_map.cond.shape[-1])
-    expected, _ = _expected_from_bins(task, cal_map.cond, h)
-    drawn = np.empty((n_boot, *expected.shape))
-    for r, cond in enumerate(cal_map.bootstrap_conditionals(rng, n_boot)):
-        rep_exp, rep_var = _expected_from_bins(task, cond, h)
-        drawn[r] = _draw(task, rep_exp, rep_var, n_k, rng)
+    if priors is None:
+        expected, _ = _expected_from_bins(task, cal_map.cond, h)
+        drawn = np.empty((n_boot, *expected.shape))
+        for r, cond in enumerate(cal_map.bootstrap_conditionals(rng, n_boot)):
+            rep_exp, rep_var = _expected_from_bins(task, cond, h)
+            drawn[r] = _draw(task, rep_exp, rep_var, n_k, rng)
+    else:
+        expected, drawn = _label_shift_draws(task, cal_map, h, priors, n_k, n_boot, rng)
     drawn += known
     point = _metrics(task, expected + known, beta)
     reps = _metrics(task, drawn, beta)
@@ -179,7 +191,42 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
         lo, hi = (np.quantile(ok, [alpha, 1 - alpha]) if ok.size else (math.nan, math.nan))
         out[f"{PREFIX}{k}"] = float(point[k])
         out[f"{PREFIX}{k}_ci_low"], out[f"{PREFIX}{k}_ci_high"] = float(lo), float(hi)
-    return Estimate(expected + known, out, draws, level)
+    return Estimate(expected + known, out, draws, level, drawn.sum(axis=-1))
+
+
+@dataclass(frozen=True)
+class PriorShift:
+    """What the label-shift estimate needs of the reference: its confusion counts (the mix of the
+    wrong labels per predicted class) and its rows per (predicted class, own-score bin) on the
+    calibration map's bins (``ref_own``, :func:`~metrics_core.monitoring.label_shift.own_scores`)."""
+
+    confusion: np.ndarray
+    ref_own: np.ndarray
+
+    def fit(self, task: str, cond: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Posteriors (..., K, B, K) of ``cond`` and the priors' weights (..., K) re-estimated on ``counts``."""
+        post = cell_posteriors(task, cond, self.confusion)
+        prior = np.einsum("kb,...kbj->...j", self.ref_own, post) / self.ref_own.sum()
+        pi = em_priors(post, counts, prior)
+        return post, np.divide(pi, prior, out=np.zeros_like(pi), where=prior > 0)
+
+
+def _from_posteriors(post: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Expected confusion (label x predicted) and its Poisson-binomial variance from the cells' posteriors."""
+    return (np.einsum("kb,...kbj->...jk", own, post), np.einsum("kb,...kbj->...jk", own, post * (1 - post)))
+
+
+def _label_shift_draws(task, cal_map, h, priors: PriorShift, n_k, n_boot, rng):
+    """Point expected confusion and ``n_boot`` drawn confusions under re-estimated priors."""
+    own = own_scores(task, h)
+    post, w = priors.fit(task, cal_map.cond, own)
+    expected, _ = _from_posteriors(adjust(post, w), own)
+    conds = np.stack(list(cal_map.bootstrap_conditionals(rng, n_boot)))
+    n = int(round(own.sum()))
+    boot = rng.multinomial(n, (own / own.sum()).ravel(), size=n_boot).reshape(n_boot, *own.shape).astype(float)
+    post_r, w_r = priors.fit(task, conds, boot)
+    rep_exp, rep_var = _from_posteriors(adjust(post_r, w_r), own)
+    return expected, _draw(task, rep_exp, rep_var, n_k, rng)
 
 
 def estimate_period(reference: PeriodStats, current: PeriodStats, *, headline: str | None = None,
@@ -203,6 +250,11 @@ def estimate_period(reference: PeriodStats, current: PeriodStats, *, headline: s
     Estimate or None
         None when the reference has no calibration statistics or the period no score histograms
         per predicted class (more than ``MAX_CELL_CLASSES`` classes) or scores outside [0, 1].
+        The estimate's ``shift`` says which shift the period's scores support
+        (:func:`~metrics_core.monitoring.label_shift.choose_shift`): under ``"label"`` the class
+        priors are re-estimated and the posteriors adjusted (``priors`` of
+        :func:`estimate_performance`); under ``"none"`` and ``"covariate"`` the reference's
+        P(label | score) is applied as it is.
         Labels of the period are ignored: with labels the estimate is checked against the
         measured metric (the label-lag validation).
     """
@@ -214,8 +266,23 @@ def estimate_period(reference: PeriodStats, current: PeriodStats, *, headline: s
     probe = _metrics(current.task, np.eye(current.labels.size), beta)
     if headline and headline not in keys and headline in probe:
         keys.append(headline)
-    return estimate_performance(current.task, cal_map, h, keys=keys, beta=beta, level=level, n_boot=n_boot,
-                                seed=seed)
+    shift, priors = _choose(reference, current, cal_map)
+    est = estimate_performance(current.task, cal_map, h, keys=keys, beta=beta, level=level, n_boot=n_boot,
+                               seed=seed, priors=priors if shift is not None and shift.model == "label" else None)
+    return dataclasses.replace(est, shift=shift)
+
+
+def _choose(reference: PeriodStats, current: PeriodStats, cal_map: CalibrationMap
+            ) -> tuple[ShiftChoice | None, PriorShift | None]:
+    """The shift the period's scores support, and the reference's part of the label-shift estimate."""
+    if reference.performance is None or not current.n_rows:
+        return None, None
+    res = cal_map.cond.shape[-1]
+    priors = PriorShift(reference.performance.confusion.matrix.astype(np.float64),
+                        coarse_own(reference.task, reference.score_by_pred, res))
+    cur = coarse_own(current.task, current.score_by_pred, res)
+    post, w = priors.fit(current.task, cal_map.cond, cur)
+    return choose_shift(current.task, post, priors.ref_own, cur, w), priors
 
 
 def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: int = 10) -> dict[str, TestResult]:
@@ -280,79 +347,6 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
     return out
 
 
-#: Reference rows a score bin of 0.1 (per predicted class, on its own score) needs for the
-#: calibration map to vouch for a period's rows in it: an isotonic fit pools sparse bins with their
-#: neighbours, so a bin with fewer rows holds the neighbours' rate, not its own.
-MIN_SUPPORT = 20
-
-#: Share of a period's rows that must fall in supported bins (:data:`MIN_SUPPORT`) for its estimate
-#: to count as reliable.
-MIN_SUPPORT_SHARE = 0.9
-
-
-def support(reference: PeriodStats, current: PeriodStats, score_shift: float | None = None) -> dict[str, float]:
-    """Can the reference's calibration map vouch for the period's scores? Two measurable rules on
-    the scores the map reads: each row's own score (its predicted class's) among the rows predicted
-    as that class.
-
-    Parameters
-    ----------
-    reference, current : PeriodStats
-        The reference window (the rows the calibration map is fitted on) and the period: their
-        score histograms per predicted class (``score_by_pred``) and score columns.
-    score_shift : float, optional
-        The shift (below) from which the estimate is no longer vouched for (default: the policy's
-        ``score_shift``, 0.02 score units, the score test's practical threshold).
-
-    Returns
-    -------
-    dict
-        Empty when either has no score histograms per predicted class.
-        ``estimated/support_share``: the share of the period's rows whose own score (the predicted
-        class's; binary: the positive score) falls in a bin of 0.1 where the reference had at least
-        :data:`MIN_SUPPORT` rows predicted as the same class (nan without rows);
-        ``estimated/score_shift``: per predicted class, the Wasserstein-1 distance of its own score
-        among its rows, reference against period, averaged over the classes weighted by the
-        period's rows (nan without a class predicted in both); ``estimated/reliable``: 1 when the
-        share is at least :data:`MIN_SUPPORT_SHARE` and the shift under ``score_shift``, else 0.
-        Within a predicted class, because the map is fitted per predicted class: a prevalence shift
-        changes the mix of predicted classes (and moves a column's scores as a whole), which the
-        estimate follows, and leaves this shift small. Where the scores have moved, the map's
-        P(label | score) is applied to rows unlike those it was fitted on: whether it still holds
-        (covariate shift) or not (corrupted inputs, a changed model) the scores cannot tell, so the
-        estimate then carries no guarantee.
-
-    Examples
-    --------
-    >>> from metrics_core.monitoring.period import Bins, update
-    >>> rng = np.random.default_rng(0)
-    >>> s = rng.random(4000); y = (rng.random(4000) < s).astype(int)
-    >>> ref = update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), label_idx=y, scores=s[:, None])
-    >>> support(ref, ref)
-    {'estimated/support_share': 1.0, 'estimated/score_shift': 0.0, 'estimated/reliable': 1.0}
-    >>> moved = update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), scores=s[:, None] ** 3)
-    >>> support(ref, moved)["estimated/reliable"]
-    0.0
-    """
-    if reference.score_by_pred is None or current.score_by_pred is None:
-        return {}
-    limit = AlertPolicy().score_shift if score_shift is None else score_shift
-    n_ref, rows = coarsen(reference.score_by_pred, 10), coarsen(current.score_by_pred, 10)
-    own = [0 if current.task == "binary" else k for k in range(rows.shape[0])]  # the score the prediction rests on
-    n_own = np.stack([n_ref[k, j] for k, j in enumerate(own)])
-    h_own = np.stack([rows[k, j] for k, j in enumerate(own)])
-    total = h_own.sum()
-    share = float(h_own[n_own >= MIN_SUPPORT].sum() / total) if total > 0 else math.nan
-    points = current.bins.score_points()
-    pairs = [(reference.score_by_pred[k, j], current.score_by_pred[k, j]) for k, j in enumerate(own)]
-    pairs = [(r, c) for r, c in pairs if r.sum() > 0 and c.sum() > 0]
-    shifts = [drift.wasserstein(binned(points, r), binned(points, c), threshold=None).statistic for r, c in pairs]
-    weights = [c.sum() for _, c in pairs]
-    shift = float(np.average(shifts, weights=weights)) if pairs else math.nan
-    reliable = share >= MIN_SUPPORT_SHARE and shift < limit
-    return {f"{PREFIX}support_share": share, f"{PREFIX}score_shift": shift, f"{PREFIX}reliable": float(reliable)}
-
-
 @dataclass(frozen=True)
 class PeriodEstimate:
     """What the label-lag estimate and the calibration check add to a monitored period: ``metrics``
@@ -392,15 +386,19 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
         measured metric; its interval is the estimate's (it holds the reference's calibration
         uncertainty), so the reference enters the drop test without its own interval. With an
         estimate, ``metrics`` holds :func:`support`'s ``estimated/support_share``,
-        ``estimated/score_shift`` and ``estimated/reliable`` (0: the period's scores moved beyond
-        what the reference's calibration vouches for).
+        ``estimated/score_shift``, ``estimated/degenerate`` and ``estimated/reliable`` (0: the
+        period's scores moved beyond what the reference's calibration vouches for), and
+        :func:`shift_metrics` (the shift assumed, and the estimated prevalence of the labels).
     """
     cal_map = cached_calibration_map(reference, n_boot, seed)
     if cal_map is None:
         return PeriodEstimate({}, {}, None, None)
     est = estimate_period(reference, current, headline=metric, cal_map=cal_map, beta=beta, level=level,
                           n_boot=n_boot, seed=seed)
-    metrics = {**est.metrics, **support(reference, current, score_shift)} if est is not None else {}
+    metrics = {}
+    if est is not None:
+        metrics = {**est.metrics, **shift_metrics(est, current.class_names(), level),
+                   **support(reference, current, score_shift, est.shift)}
     tests: dict = {}
     if current.calibration is not None:
         checks = calibration_change(cal_map, current)
@@ -413,3 +411,50 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
         headline = Headline(f"{PREFIX}{metric}", est.metrics[f"{PREFIX}{metric}"], est.interval(metric),
                             None if ref_value is None else float(ref_value), None, int(current.n_rows))
     return PeriodEstimate(metrics, tests, headline, est)
+
+
+#: The estimated share of each class among the period's labels: ``prevalence_estimated/<class>``
+#: (with ``_ci_low`` and ``_ci_high``), beside the shares of the predictions (``prevalence_pred/<class>``).
+LABEL_SHARE = "prevalence_estimated/"
+
+
+def shift_metrics(est: Estimate, names: list[str], level: float = 0.95) -> dict[str, float]:
+    """The shift the estimate assumed and the estimated prevalence of the labels, as metrics.
+
+    Parameters
+    ----------
+    est : Estimate
+        The period's estimate (:func:`estimate_period`).
+    names : list of str
+        The classes as text, in label order.
+    level : float
+        Level of the prevalence intervals.
+
+    Returns
+    -------
+    dict
+        ``estimated/label_shift`` 1 when the priors were re-estimated (the scores moved as a change
+        of the class mix explains), ``estimated/covariate_shift`` 1 when the scores moved in a way
+        it does not explain (the reference's P(label | score) applied as it is), both 0 when the
+        scores fit the reference's; ``estimated/no_shift_p`` and ``estimated/label_shift_p``, the
+        p-values behind the choice (:func:`~metrics_core.monitoring.label_shift.choose_shift`);
+        ``prevalence_estimated/<class>``: the expected share of the class among the period's
+        labels (row sums of the expected confusion: the adjusted posteriors' mean under label
+        shift), with its interval over the replicates (nan without rows).
+    """
+    out: dict[str, float] = {}
+    if est.shift is not None:
+        out.update({f"{PREFIX}label_shift": float(est.shift.model == "label"),
+                    f"{PREFIX}covariate_shift": float(est.shift.model == "covariate"),
+                    f"{PREFIX}no_shift_p": est.shift.p_none, f"{PREFIX}label_shift_p": est.shift.p_label,
+                    f"{PREFIX}label_shift_unexplained": est.shift.unexplained})
+    n = est.expected.sum()
+    if est.shares is None or n <= 0:
+        return out
+    alpha = (1 - level) / 2
+    point = est.expected.sum(axis=1) / n
+    lo, hi = np.quantile(est.shares / est.shares.sum(axis=-1, keepdims=True), [alpha, 1 - alpha], axis=0)
+    for j, name in enumerate(names):
+        out.update({f"{LABEL_SHARE}{name}": float(point[j]), f"{LABEL_SHARE}{name}_ci_low": float(lo[j]),
+                    f"{LABEL_SHARE}{name}_ci_high": float(hi[j])})
+    return out

@@ -104,15 +104,42 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     estimate = _num(metrics, ESTIMATE_PREFIX + headline)
     if estimate == estimate:
         return (f"no labels in this period; {headline} estimated from the scores and the reference's calibration: "
-                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATE_PREFIX + headline, headline) + _caveat(metrics))
+                f"{estimate:.3f}" + _qualifiers(metrics, ESTIMATE_PREFIX + headline, headline) + _assumed(metrics)
+                + _caveat(metrics))
     return "no labels in this period, so performance was not measured"
+
+
+def _assumed(metrics: dict) -> str:
+    """``; assumed ...`` : the shift the label-lag estimate assumed and why
+    (:func:`metrics_core.monitoring.label_shift.choose_shift`), ``""`` when not logged.
+
+    >>> _assumed({"estimated/label_shift": 1.0, "estimated/covariate_shift": 0.0, "estimated/no_shift_p": 1e-9,
+    ...           "estimated/label_shift_p": 0.31, "estimated/label_shift_unexplained": 0.02})
+    '; label shift assumed: the scores moved as a change of the class mix explains (p = 1e-09 without a shift, 0.31 with the class priors re-estimated from the scores), so the estimate uses the re-estimated priors'
+    """
+    ls, cov = _num(metrics, ESTIMATE_PREFIX + "label_shift"), _num(metrics, ESTIMATE_PREFIX + "covariate_shift")
+    if ls != ls:
+        return ""
+    p = (f"p = {_num(metrics, ESTIMATE_PREFIX + 'no_shift_p'):.2g} without a shift, "
+         f"{_num(metrics, ESTIMATE_PREFIX + 'label_shift_p'):.2g} with the class priors re-estimated from the scores")
+    if ls == 1.0:
+        return (f"; label shift assumed: the scores moved as a change of the class mix explains ({p}), so the "
+                "estimate uses the re-estimated priors")
+    if cov == 1.0:
+        left = _num(metrics, ESTIMATE_PREFIX + "label_shift_unexplained")
+        return (f"; covariate shift assumed: the scores moved in a way a change of the class mix does not explain "
+                f"({p}; {left:.0%} of the discrepancy left), so the reference's calibration is applied as it is")
+    return ""
 
 
 def _caveat(metrics: dict) -> str:
     """``, UNRELIABLE: ...`` when the label-lag estimate is flagged (``estimated/reliable`` 0,
-    :func:`metrics_core.monitoring.estimate.support`), else ``""``."""
+    :func:`metrics_core.monitoring.label_shift.support`), else ``""``."""
     if _num(metrics, ESTIMATE_PREFIX + "reliable") != 0.0:
         return ""
+    if _num(metrics, ESTIMATE_PREFIX + "degenerate") == 1.0:
+        return (", UNRELIABLE: most of the period's rows have the same scores, which the reference's rows "
+                "never had (a broken scoring step?), so the scores say nothing of the labels")
     shift, share = _num(metrics, ESTIMATE_PREFIX + "score_shift"), _num(metrics, ESTIMATE_PREFIX + "support_share")
     return (", UNRELIABLE: the period's scores moved beyond what the reference's calibration vouches for "
             f"(shift of the predicted classes' own scores {shift:.3f}, {share:.0%} of rows in score bins the "

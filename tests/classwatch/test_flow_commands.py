@@ -178,6 +178,30 @@ def test_the_alert_table_says_when_there_were_not_enough_labels(alert, enough, s
     assert shown in row and (shown == "none") == ("none" in row)
 
 
+def test_an_unreliable_estimate_is_marked_in_the_table_and_the_estimated_line():
+    """A broken scoring step's estimate was printed as a plain "0.000 [0.000, 0.000]"."""
+    from rich.console import Console
+
+    from classwatch.commands.flows import alert_table, estimated_line
+    from tasks.monitor import PeriodResult
+
+    def period(name, **m):
+        return PeriodResult("m", name, "sqlite://", "e", None, "r", None, False, False, (),
+                            {"n_rows": 1, "estimated/accuracy": 0.35, "estimated/accuracy_ci_low": 0.0,
+                             "estimated/accuracy_ci_high": 0.42, **m})
+
+    periods = [period("2024-11", **{"estimated/reliable": 0.0, "estimated/degenerate": 1.0}),
+               period("2024-12", **{"estimated/reliable": 1.0, "estimated/label_shift": 1.0}),
+               period("2025-01", **{"estimated/reliable": 1.0, "estimated/label_shift": 0.0})]
+    line = estimated_line(periods, "accuracy")
+    assert "2024-11 0.350 [0.000, 0.420] UNRELIABLE (degenerate scores);" in line
+    assert "2024-12 0.350 [0.000, 0.420] (label shift);" in line and "2025-01 0.350 [0.000, 0.420]." in line
+    console = Console(width=200, record=True)
+    console.print(alert_table(periods))
+    rows = [line for line in console.export_text().splitlines() if "20" in line and "│" in line]
+    assert "no, estimate UNRELIABLE" in rows[0] and "UNRELIABLE" not in rows[1] + rows[2]
+
+
 
 def _closed_port() -> int:
     """A port nothing listens on (bound and released): any Prefect call to it fails to connect."""

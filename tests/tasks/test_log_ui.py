@@ -28,7 +28,7 @@ def test_sections_put_headline_and_alert_first_and_p_values_last():
                 "n_alert_reasons", "alert", "estimated/f1_macro", "estimated/f1_macro_ci_low", "new_class_rows",
                 "price_label_shift/tea", "price_false_positive_shift/tea", "price_false_negative_shift/tea",
                 "max_abs_price_shift_label", "max_abs_price_shift_cells", "calibration_change/tea",
-                "max_calibration_change"]
+                "max_calibration_change", "prevalence_estimated/tea", "prevalence_estimated/tea_ci_low"]
     logged = {mlflow_key(k, "f1_macro"): k for k in semantic}
     assert len(logged) == len(semantic)  # no two metrics share a name
     assert _sections(logged) == ["1 headline and alert", "2 prevalence", "3 performance", "4 scores", "5 prices",

@@ -54,3 +54,25 @@ def test_the_period_note_says_when_the_estimate_is_unreliable():
     assert ("0.902 (95 % interval 0.886 to 0.925), UNRELIABLE: the period's scores moved beyond what the "
             "reference's calibration vouches for (shift of the predicted classes' own scores 0.097, 98% of rows in "
             "score bins the reference covers)") in note(0.0)
+
+
+def test_the_period_note_says_which_shift_the_estimate_assumed_and_flags_degenerate_scores():
+    """Under label shift the note says the priors were re-estimated and why; a broken scoring step
+    (every row scored alike) read as a plain 0.0 [0.0, 0.0]."""
+    m = {"n_rows": 3000, "estimated/accuracy": 0.853, "estimated/accuracy_ci_low": 0.843,
+         "estimated/accuracy_ci_high": 0.862, "estimated/label_shift": 1.0, "estimated/covariate_shift": 0.0,
+         "estimated/no_shift_p": 1e-12, "estimated/label_shift_p": 0.4, "estimated/label_shift_unexplained": 0.01,
+         "estimated/reliable": 1.0, "estimated/degenerate": 0.0}
+
+    def note(**extra):
+        a = SimpleNamespace(metrics={**m, **extra}, decision=mon.decide_alert({}), headline_metric="accuracy")
+        return period_note(SimpleNamespace(period="2024-11", model="m"), a)
+
+    assert ("0.853 (95 % interval 0.843 to 0.862); label shift assumed: the scores moved as a change of the class "
+            "mix explains (p = 1e-12 without a shift, 0.4 with the class priors re-estimated from the scores)") \
+        in note()
+    covariate = note(**{"estimated/label_shift": 0.0, "estimated/covariate_shift": 1.0,
+                        "estimated/label_shift_unexplained": 0.83})
+    assert "covariate shift assumed" in covariate and "83% of the discrepancy left" in covariate
+    broken = note(**{"estimated/reliable": 0.0, "estimated/degenerate": 1.0})
+    assert "UNRELIABLE: most of the period's rows have the same scores" in broken
