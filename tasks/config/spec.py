@@ -98,6 +98,10 @@ class ColumnMap(_Model):
     period: str = "period"
     weight: str | None = Field("weight", description="Row weight, e.g. expenditure (ONS); None = unweighted.")
     price: str | None = Field("price", description="Price column for the Annex E/F price checks; None = none.")
+    design_weight: str | None = Field("design_weight", description="Monitoring: each labelled row's design "
+                                      "weight, the inverse of its inclusion probability in the period's labelled "
+                                      "sample (a null label marks an unlabelled row); absent = the labelled rows "
+                                      "are a simple random sample of the delivery; None = none.")
     features: list[str] = Field(default_factory=list, description="Model input columns (e.g. [title]); "
                                 "used to run a model and for leakage/representativeness checks.")
 
