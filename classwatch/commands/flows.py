@@ -191,6 +191,9 @@ def demo(
     shifted = [p.period for p in result.periods if p.alert]
     console.print(f"Alerts in {len(shifted)} of {len(result.periods)} months: {', '.join(shifted) or 'none'}.")
     console.print(estimated_line(result.periods))
+    for p in result.periods:
+        if next_sample_line(p):
+            console.print(next_sample_line(p), soft_wrap=True)
     console.print(f"\n[bold]Logged[/bold] to MLflow {result.tracking_uri}, experiment 'classwatch-demo': 2 training "
                   "runs with registered models, 1 evaluation run (metrics, intervals, curves, ISO report), a "
                   "monitoring parent run with 12 period runs, 1 comparison run.")

@@ -393,6 +393,7 @@ columns:                        # column roles: the defaults; a default column t
   score_prefix: score_          # multiclass scores: score_<class>; binary: score
   price: price                  # price: null = no price column (a name other than the default must exist)
   weight: weight                # expenditure weight; weight: null = unweighted
+  design_weight: design_weight  # monitoring: a labelled row's 1 / inclusion probability (labelled samples)
   period: period
   features: []                  # model inputs, e.g. [title]: needed to score with model_uri
 labels: null                    # class list; null = distinct labels of the reference
