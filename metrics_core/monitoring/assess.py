@@ -249,7 +249,7 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
         tables["price_impact.json"] = impact
     if cur_report is not None and cur_report.per_class is not None and not (sample is not None and sample.unequal):
         tables["per_class_performance.json"] = cur_report.per_class
-    if sample is not None:
+    if sample is not None and sample.next_sample is not None:
         tables["next_sample.json"] = sample.next_sample
     return PeriodAssessment(decision, tests, headline, metrics, tables, reference, current, metric, cur_report)
 

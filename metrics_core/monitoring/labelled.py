@@ -11,15 +11,16 @@ import polars as pl
 from scipy.stats import norm
 
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
+from metrics_core.errors import InputError
 from metrics_core.monitoring.calibration_map import CalibrationMap
 from metrics_core.monitoring.decision import POWER, Headline
 from metrics_core.monitoring.period import PeriodStats
 from metrics_core.monitoring.policy import AlertPolicy
-from metrics_core.monitoring.sample import (SampleStats, design_confusion, design_metric, effective_sample_size,
-                                            model_assisted_metric, next_sample)
+from metrics_core.monitoring.sample import SampleStats, conditional_from_map, effective_sample_size
+from metrics_core.monitoring.survey import design_confusion, design_metric, model_assisted_metric, next_sample
 
-__all__ = ["SampleAssessment", "is_sample", "unequal_weights", "without_labels", "sample_conditional", "assess_sample", "PREFIX",
-           "next_margin"]
+__all__ = ["SampleAssessment", "is_sample", "unequal_weights", "without_labels", "sample_conditional", "assess_sample",
+           "PREFIX", "next_margin"]
 
 #: Prefix of a labelled sample's own metrics in a period's metrics.
 PREFIX = "sample/"
@@ -64,30 +65,13 @@ def _metrics(task: str, m: np.ndarray, beta: float) -> dict:
     return binary_confusion_metrics(m, beta) if task == "binary" else multiclass_confusion_metrics(m, beta)[0]
 
 
-def sample_conditional(cal_map: CalibrationMap | None, reference: PeriodStats, sample: SampleStats) -> np.ndarray | None:
-    """P(label | predicted class, coarse score bin) from the reference's calibration map, shape (K, B, K).
-
-    Binary: the map's probability of the positive class among the rows predicted k with the
-    positive score in bin b, and its complement. Multiclass: the predicted class's own
-    probability (``cond[k, k, b]``) on the diagonal; the rest shared among the other labels in
-    proportion to the reference's confusion column k (uniformly when that column has no errors).
-    None without a map or when its bins are not the sample's.
-    """
-    if cal_map is None or cal_map.cond.shape[-1] != sample.n_bins or reference.performance is None:
+def sample_conditional(cal_map: CalibrationMap | None, task: str, sample: SampleStats) -> np.ndarray | None:
+    """P(label | predicted class, coarse score bin) (K, B, K) from the reference's calibration map
+    (:func:`~metrics_core.monitoring.sample.conditional_from_map`); None without a map or when its
+    bins are not the sample's (no scores, a score range other than [0, 1])."""
+    if cal_map is None or cal_map.cond.shape[-1] != sample.n_bins:
         return None
-    cond = cal_map.cond
-    k = cond.shape[0]
-    if reference.task == "binary":
-        pos = np.clip(cond[:, 0, :], 0.0, 1.0)
-        return np.stack([1.0 - pos, pos], axis=-1)
-    own = np.clip(cond[np.arange(k), np.arange(k)], 0.0, 1.0)  # (K, B)
-    m = reference.performance.confusion.matrix.astype(np.float64)
-    off = np.where(np.eye(k, dtype=bool), 0.0, m).T  # (pred, label)
-    tot = off.sum(axis=1, keepdims=True)
-    share = np.where(tot > 0, off / np.where(tot > 0, tot, 1.0), (1.0 - np.eye(k)) / max(k - 1, 1))
-    out = (1.0 - own)[:, :, None] * share[:, None, :]
-    out[np.arange(k), :, np.arange(k)] = own
-    return out
+    return conditional_from_map(cal_map, task)
 
 
 def next_margin(policy: AlertPolicy) -> float:
@@ -112,7 +96,7 @@ class SampleAssessment:
     headline: Headline | None
     perf: dict
     metrics: dict
-    next_sample: pl.DataFrame
+    next_sample: pl.DataFrame | None
     current: PeriodStats
     unequal: bool
 
@@ -144,9 +128,9 @@ def assess_sample(reference: PeriodStats, current: PeriodStats, metric: str, pol
     -------
     SampleAssessment
         Design-based estimate of the headline (Horvitz-Thompson totals post-stratified by the
-        strata, :func:`~metrics_core.monitoring.sample.design_metric`) and model-assisted one (the
+        strata, :func:`~metrics_core.monitoring.survey.design_metric`) and model-assisted one (the
         difference estimator: the predicted confusion of every row from the calibration map plus the
-        design-weighted residuals of the sample, :func:`~metrics_core.monitoring.sample.model_assisted_metric`;
+        design-weighted residuals of the sample, :func:`~metrics_core.monitoring.survey.model_assisted_metric`;
         Sarndal, Swensson and Wretman 1992, ch. 6), each with its interval. The alert uses the
         model-assisted estimate when the map exists, its support holds and no calibration test
         rejects; else the design-based one. The headline's labelled rows are Kish's effective
@@ -159,18 +143,17 @@ def assess_sample(reference: PeriodStats, current: PeriodStats, metric: str, pol
     level = policy.level
     task = current.task
     n_eff = effective_sample_size(s)
-    conf = design_confusion(s)
-    conf = conf[0] if isinstance(conf, tuple) else conf
-    perf = {k: float(v) for k, v in _metrics(task, np.asarray(conf, dtype=np.float64), beta).items()}
-    design = design_metric(s, metric, task=task, level=level) if metric in perf else None
-    cond = sample_conditional(cal_map, reference, s)
-    assisted = model_assisted_metric(s, cond, metric, task=task, level=level) \
-        if cond is not None and metric in perf else None
+    conf = np.asarray(design_confusion(s), dtype=np.float64)
+    perf = {k: float(v) for k, v in _metrics(task, conf, beta).items()}
+    counted = metric in perf and not metric.startswith("n_undefined")  # the estimators take count-based metrics
+    design = design_metric(s, metric, beta=beta, level=level) if counted else None
+    cond = sample_conditional(cal_map, task, s) if counted else None
+    assisted = None if cond is None else model_assisted_metric(s, cond, metric, beta=beta, level=level)
     use_assisted = assisted is not None and reliable and not calibration_alerts
     chosen = assisted if use_assisted else design
     names = current.class_names()
     share = conf.sum(axis=1) / conf.sum() if conf.sum() > 0 else np.full(len(names), math.nan)
-    out = {f"{PREFIX}labelled_rows": float(int(s.rows.sum())), f"{PREFIX}effective_n": float(n_eff),
+    out = {f"{PREFIX}labelled_rows": float(s.rows.sum()), f"{PREFIX}effective_n": float(n_eff),
            f"{PREFIX}alert_uses_model_assisted": float(use_assisted)}
     for name, est in (("design_based", design), ("model_assisted", assisted)):
         if est is not None:
@@ -178,26 +161,29 @@ def assess_sample(reference: PeriodStats, current: PeriodStats, metric: str, pol
             out[f"{PREFIX}{name}/{metric}_ci_low"], out[f"{PREFIX}{name}/{metric}_ci_high"] = est[1]
     out.update({f"{PREFIX}prevalence_label/{c}": float(v) for c, v in zip(names, share)})
     headline = None if chosen is None else Headline(metric, chosen[0], chosen[1], ref_value, ref_interval,
-                                                     int(round(n_eff)) if math.isfinite(n_eff) else 0,
-                                                     reference.n_labelled)
+                                                     int(round(n_eff)), reference.n_labelled)
     if chosen is not None:
         perf[metric] = chosen[0]
-    table = _next_table(s, metric, policy)
-    out[f"{PREFIX}next_rows"] = float(table["next_rows"].sum())
-    out.update({f"{PREFIX}next_rows/{r['stratum']}": float(r["next_rows"]) for r in table.iter_rows(named=True)})
+    table = _next_table(s, metric, policy, beta, cond if use_assisted else None) if counted else None
+    if table is not None:
+        out[f"{PREFIX}next_rows"] = float(table["label"].sum())
+        out.update({f"{PREFIX}next_rows/{r['stratum']}": float(r["label"]) for r in table.iter_rows(named=True)})
     unequal = unequal_weights(current)
     tested = current
     if unequal:
-        counts = np.rint(share * n_eff).astype(np.int64) if math.isfinite(n_eff) else current.label_counts
-        tested = dataclasses.replace(current, label_counts=counts, price_cells=None)
+        tested = dataclasses.replace(current, label_counts=np.rint(share * n_eff).astype(np.int64), price_cells=None)
     return SampleAssessment(headline, perf, out, table, tested, unequal)
 
 
-def _next_table(s: SampleStats, metric: str, policy: AlertPolicy) -> pl.DataFrame:
-    """Per stratum: its rows in the period, its labelled rows, and the rows to label next period
-    (:func:`~metrics_core.monitoring.sample.next_sample`, Neyman allocation, margin :func:`next_margin`)."""
-    rows = np.asarray(next_sample(s, metric, next_margin(policy)), dtype=np.int64)
-    labelled = np.bincount(s.key[:, 0], weights=s.rows, minlength=len(s.strata)).astype(np.int64)
-    return pl.DataFrame({"stratum": list(s.strata), "rows": s.population_rows.astype(np.int64),
-                         "labelled_rows": labelled, "next_rows": rows,
-                         "next_share": rows / np.maximum(s.population_rows, 1)})
+def _next_table(s: SampleStats, metric: str, policy: AlertPolicy, beta: float, cond) -> pl.DataFrame | None:
+    """Per stratum: its rows in the period, its labelled rows, the spread and the rows to label next
+    period (:func:`~metrics_core.monitoring.survey.next_sample`, Neyman allocation for the estimate
+    the alert reads, margin :func:`next_margin`); None when the sample cannot tell (no stratum with
+    two labelled rows) or no margin is asked for (``metric_drop`` 0)."""
+    margin = next_margin(policy)
+    if not 0 < margin < 1:
+        return None
+    try:
+        return next_sample(s, metric, margin, level=policy.level, beta=beta, conditional=cond).table
+    except InputError:
+        return None

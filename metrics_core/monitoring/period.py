@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from metrics_core.calibration import CalibrationSet, calibration_set
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.errors import InputError
-from metrics_core.monitoring.sample import SampleStats, sample_update
 from metrics_core.stats import BinaryStats, MulticlassStats
+
+if TYPE_CHECKING:  # (sample.py reads this module's Bins: imported where used, not at the top)
+    from metrics_core.monitoring.sample import SampleStats
 
 __all__ = ["Bins", "PeriodStats", "update", "binned", "class_name", "MAX_CELL_CLASSES", "SAMPLE_BINS", "sample_bins"]
 
@@ -312,14 +315,14 @@ def sample_bins(bins: Bins, scores: np.ndarray | None, pred_idx: np.ndarray, tas
     >>> sample_bins(Bins(), np.array([[0.2, 0.8], [0.999, 0.001]]), np.array([1, 0]), "multiclass")[0].tolist()
     [80, 99]
     """
+    from metrics_core.monitoring.sample import score_bin
+
     if scores is None or tuple(bins.score_range) != (0.0, 1.0):
         return np.zeros(pred_idx.size, np.int64), 1
     own = scores[:, 0] if task == "binary" else scores[np.arange(pred_idx.size), pred_idx]
-    fine = np.clip(bins.score_index(own) - 1, 0, bins.score_bins - 1)
     b = bins.score_bins
-    if b % SAMPLE_BINS == 0 and b > SAMPLE_BINS:
-        return fine // (b // SAMPLE_BINS), SAMPLE_BINS
-    return fine, b
+    n_bins = SAMPLE_BINS if b % SAMPLE_BINS == 0 and b > SAMPLE_BINS else b
+    return score_bin(own, n_bins, bins), n_bins
 
 
 def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, label_idx: np.ndarray | None = None,
@@ -373,6 +376,8 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
     >>> s.pred_counts.tolist(), s.label_counts.tolist(), int(s.score_counts.sum())
     ([1, 2], [2, 1], 3)
     """
+    from metrics_core.monitoring.sample import sample_update
+
     if not labelled_sample or label_idx is None:
         return _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
                        threshold=threshold)

@@ -1,24 +1,58 @@
-"""A period's labelled sample: mergeable design statistics and its design-based and model-assisted estimates."""
+"""Mergeable statistics of a period's labelled sample (stratum, predicted class, score bin, label) and its weights.
+
+A monitored delivery holds all the period's rows, with a label on a sample of them. The
+estimators of :mod:`metrics_core.monitoring.survey` need, per stratum, the labelled rows'
+design-weighted counts per (predicted class, score bin, label) cell with their sums of squared
+weights, and the weight of every row (labelled or not) per (predicted class, score bin): this
+module holds those statistics (:class:`SampleStats`), their per-batch update
+(:func:`sample_update`), the weight each labelled row carries in the estimate
+(:func:`expansion`) and Kish's effective sample size (:func:`effective_sample_size`); and, in the
+same layout, each row's score bin (:func:`score_bin`) and the reference calibration map's
+P(label | predicted class, score bin) (:func:`conditional_from_map`) for the model-assisted estimate.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
-__all__ = ["SampleStats", "sample_update", "design_confusion", "design_metric", "model_assisted_metric",
-           "effective_sample_size", "next_sample"]
+from metrics_core.errors import InputError, bad_rows
+from metrics_core.monitoring.period import Bins
+
+__all__ = ["SampleStats", "sample_update", "expansion", "effective_sample_size", "score_bin", "conditional_from_map"]
 
 
 @dataclass(frozen=True)
 class SampleStats:
     """Mergeable statistics of a period's labelled sample, keyed by (stratum, pred, bin, label), sparse.
 
-    ``key`` (m, 4) sorted unique rows of (stratum, predicted class, score bin, label); per key
-    ``rows`` labelled rows, ``dw`` the sum of design_weight * weight and ``dw2`` of its square;
-    ``population`` (H, K, B) the sum of weight over every row of the period (labelled or not) and
-    ``population_rows`` (H,) its rows per stratum. Merge: keys united, sums added.
+    Parameters
+    ----------
+    strata : tuple of str
+        Stratum names (default: the predicted classes).
+    n_classes : int
+        K, classes (labels and predictions share the class list).
+    n_bins : int
+        B, coarse score bins of the predicted class's score (the calibration map's resolution).
+    key : numpy.ndarray of int64, shape (m, 4)
+        Stratum, predicted class, score bin and label of each labelled cell, sorted and unique.
+    rows : numpy.ndarray of int64, shape (m,)
+        Labelled rows per cell.
+    dw : numpy.ndarray of float64, shape (m,)
+        Sum of ``design_weight * weight`` per cell.
+    dw2 : numpy.ndarray of float64, shape (m,)
+        Sum of ``(design_weight * weight) ** 2`` per cell.
+    population : numpy.ndarray of float64, shape (H, K, B)
+        Sum of ``weight`` over ALL rows (labelled or not) by stratum, predicted class and bin.
+    population_rows : numpy.ndarray of int64, shape (H,)
+        All rows per stratum.
+
+    Notes
+    -----
+    Rows of weight 0 are absent rows (as everywhere in classwatch): they count nowhere. Every
+    field is a sum over rows, so :meth:`merge` adds them (the cells of the sparse table by key):
+    the merge of two batches' statistics equals the statistics of their union.
     """
 
     strata: tuple[str, ...]
@@ -31,148 +65,274 @@ class SampleStats:
     population: np.ndarray
     population_rows: np.ndarray
 
-    def merge(self, other: "SampleStats") -> "SampleStats":
-        """The statistics of both parts (a ValueError when strata, classes or bins differ)."""
-        if (self.strata, self.n_classes, self.n_bins) != (other.strata, other.n_classes, other.n_bins):
-            raise ValueError("Cannot merge labelled-sample statistics with different strata, classes or bins.")
-        key, rows, dw, dw2 = _sparse(np.concatenate([self.key, other.key]), np.concatenate([self.rows, other.rows]),
-                                     np.concatenate([self.dw, other.dw]), np.concatenate([self.dw2, other.dw2]))
-        return SampleStats(self.strata, self.n_classes, self.n_bins, key, rows, dw, dw2,
-                           self.population + other.population, self.population_rows + other.population_rows)
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        """(H, K, B, K): the dense shape of the cells."""
+        return len(self.strata), self.n_classes, self.n_bins, self.n_classes
 
     @property
     def n_labelled(self) -> int:
-        """Labelled rows."""
+        """Labelled rows of positive weight."""
         return int(self.rows.sum())
 
+    def merge(self, other: "SampleStats") -> "SampleStats":
+        """The statistics of both batches' rows (cells added by key); the layouts must match.
 
-def _sparse(key: np.ndarray, rows: np.ndarray, dw: np.ndarray, dw2: np.ndarray):
-    """Rows of equal key summed, keys sorted."""
-    if key.shape[0] == 0:
-        return key.reshape(0, 4).astype(np.int64), rows.astype(np.int64), dw.astype(float), dw2.astype(float)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
-    inv = inv.ravel()
-    n = uniq.shape[0]
-    return (uniq.astype(np.int64), np.bincount(inv, rows, n).astype(np.int64), np.bincount(inv, dw, n),
-            np.bincount(inv, dw2, n))
-
-
-def sample_update(stratum_idx, pred_idx, bin_idx, label_idx, design_weight=None, weight=None, *, strata,
-                  n_classes: int, n_bins: int) -> SampleStats:
-    """The :class:`SampleStats` of one batch (``label_idx`` -1: an unlabelled row; weights None: 1)."""
-    h, k, b = len(strata), n_classes, n_bins
-    s, p, bi, lab = (np.asarray(a, dtype=np.int64) for a in (stratum_idx, pred_idx, bin_idx, label_idx))
-    w = np.ones(s.size) if weight is None else np.asarray(weight, dtype=np.float64)
-    population = np.bincount((s * k + p) * b + bi, weights=w, minlength=h * k * b).reshape(h, k, b)
-    on = lab >= 0
-    dw = w[on] * (1.0 if design_weight is None else np.asarray(design_weight, dtype=np.float64)[on])
-    key = np.column_stack([s[on], p[on], bi[on], lab[on]])
-    key, rows, dws, dw2 = _sparse(key, np.ones(key.shape[0], np.int64), dw, dw * dw)
-    return SampleStats(tuple(strata), k, b, key, rows, dws, dw2, population, np.bincount(s, minlength=h))
+        Raises
+        ------
+        InputError
+            When the strata, classes or bins differ (the cells would not mean the same).
+        """
+        for name in ("strata", "n_classes", "n_bins"):
+            if getattr(self, name) != getattr(other, name):
+                raise InputError(f"SampleStats.merge: the {name} differ ({getattr(self, name)!r} against "
+                                 f"{getattr(other, name)!r}); only statistics of one layout merge.")
+        code = np.concatenate([_encode(self.key, self.shape), _encode(other.key, other.shape)])
+        return _aggregate(self, code, np.concatenate([self.rows, other.rows]), np.concatenate([self.dw, other.dw]),
+                          np.concatenate([self.dw2, other.dw2]), self.population + other.population,
+                          self.population_rows + other.population_rows)
 
 
-def _factors(sample: SampleStats, dw: np.ndarray) -> np.ndarray:
-    """Per key, the post-stratification factor: the stratum's population over its weighted sample."""
-    h = len(sample.strata)
-    pop = sample.population.reshape(h, -1).sum(axis=1)
-    got = np.bincount(sample.key[:, 0], weights=dw, minlength=h) if dw.ndim == 1 else \
-        np.stack([np.bincount(sample.key[:, 0], weights=d, minlength=h) for d in dw])
-    f = np.divide(pop, got, out=np.zeros_like(got, dtype=float), where=got > 0)
-    return f[..., sample.key[:, 0]]
+def _encode(key: np.ndarray, shape: tuple) -> np.ndarray:
+    return np.ravel_multi_index(tuple(key.T), shape).astype(np.int64) if key.size else np.empty(0, np.int64)
 
 
-def _confusion(sample: SampleStats, dw: np.ndarray) -> np.ndarray:
-    """Estimated totals (label x predicted) from key weights ``dw`` (a leading axis: replicates)."""
-    k = sample.n_classes
-    cell = sample.key[:, 3] * k + sample.key[:, 1]
-    w = np.atleast_2d(dw * _factors(sample, dw))
-    out = np.stack([np.bincount(cell, weights=r, minlength=k * k) for r in w]).reshape(-1, k, k)
-    return out[0] if np.ndim(dw) == 1 else out
+def _aggregate(like: SampleStats, code, rows, dw, dw2, population, population_rows) -> SampleStats:
+    """Cells with the same code summed, sorted by key."""
+    uniq, inv = np.unique(code, return_inverse=True)
+    m = uniq.size
+    key = np.stack(np.unravel_index(uniq, like.shape), axis=1).astype(np.int64) if m else np.empty((0, 4), np.int64)
+    return SampleStats(like.strata, like.n_classes, like.n_bins, key,
+                       np.bincount(inv, weights=rows, minlength=m).astype(np.int64),
+                       np.bincount(inv, weights=dw, minlength=m), np.bincount(inv, weights=dw2, minlength=m),
+                       population, population_rows)
 
 
-def design_confusion(sample: SampleStats) -> np.ndarray:
-    """Estimated (K, K) confusion totals of the whole period (rows label, columns predicted)."""
-    return _confusion(sample, sample.dw)
+def _index(name: str, values, n: int, size: int, low: int = 0, hint: str = "") -> np.ndarray:
+    """An integer index column of ``size`` rows with values in [low, n); anything else is an error."""
+    x = np.asarray(values)
+    if x.shape != (size,):
+        raise InputError(f"{name}: expected {size} values (one per row), got shape {x.shape}.")
+    if x.dtype.kind not in "iu":
+        raise InputError(f"{name}: expected integer indices, got dtype {x.dtype}.")
+    bad = (x < low) | (x >= n)
+    if bad.any():
+        raise bad_rows(name, f"index outside [{low}, {n - 1}]", bad, x, hint)
+    return x.astype(np.int64)
 
 
-def _replicates(sample: SampleStats, n_boot: int, seed: int) -> np.ndarray:
-    """Key weights of a stratified bootstrap of the labelled rows (n_boot, m)."""
-    rng = np.random.default_rng(seed)
-    out = np.zeros((n_boot, sample.rows.size))
-    for h in np.unique(sample.key[:, 0]):
-        at = np.flatnonzero(sample.key[:, 0] == h)
-        n = int(sample.rows[at].sum())
-        out[:, at] = rng.multinomial(n, sample.rows[at] / n, size=n_boot)
-    return out * (sample.dw / np.maximum(sample.rows, 1))
+def _weights(name: str, values, size: int, mask: np.ndarray, positive: bool) -> np.ndarray:
+    """A float weight column (None: ones); on the rows of ``mask``, NaN, inf and negative (or 0) are errors."""
+    if values is None:
+        return np.ones(size)
+    w = np.asarray(values, dtype=np.float64)
+    if w.shape != (size,):
+        raise InputError(f"{name}: expected {size} values (one per row), got shape {w.shape}.")
+    bad = mask & ~(np.isfinite(w) & ((w > 0) if positive else (w >= 0)))
+    if bad.any():
+        what = "missing, infinite or not positive" if positive else "missing, infinite or negative"
+        hint = ("Give every labelled row its design weight, 1 / its inclusion probability."
+                if positive else "Weights must be finite and >= 0.")
+        raise bad_rows(name, f"{what} value", bad, w, hint)
+    return w
 
 
-def _metric(task: str | None, m: np.ndarray, metric: str, beta: float) -> np.ndarray:
-    from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
+def sample_update(stratum_idx, pred_idx, bin_idx, label_idx, design_weight=None, weight=None, *,
+                  strata, n_classes: int, n_bins: int) -> SampleStats:
+    """The statistics of one batch of a period's rows, labelled or not.
 
-    if (task or ("binary" if m.shape[-1] == 2 else "multiclass")) == "binary":
-        return np.asarray(binary_confusion_metrics(m, beta)[metric], dtype=float)
-    return np.asarray(multiclass_confusion_metrics(m, beta)[0][metric], dtype=float)
+    Parameters
+    ----------
+    stratum_idx, pred_idx, bin_idx : array-like of int, shape (n,)
+        Each row's stratum (index into ``strata``), predicted class and coarse score bin (of the
+        predicted class's score).
+    label_idx : array-like of int, shape (n,)
+        Each row's label; -1 for an unlabelled row.
+    design_weight : array-like of float, optional
+        Each labelled row's design weight, 1 / its inclusion probability (ignored on unlabelled
+        rows, where it may be NaN). None: 1 for every row (the labelled rows are a simple random
+        sample within each stratum; only the weights' ratios within a stratum matter,
+        :func:`expansion`).
+    weight : array-like of float, optional
+        Each row's weight (e.g. expenditure); None: 1. Rows of weight 0 count nowhere.
+    strata : sequence of str
+        Stratum names.
+    n_classes, n_bins : int
+        K and B.
+
+    Returns
+    -------
+    SampleStats
+
+    Raises
+    ------
+    InputError
+        Naming the column, the count of bad rows and the first one: an index out of range, a
+        labelled row without a finite positive design weight, a NaN, infinite or negative weight.
+
+    Examples
+    --------
+    >>> s = sample_update([0, 0, 1, 1], [0, 0, 1, 1], [0, 1, 1, 1], [0, -1, 1, 0], [2.0, None, 4.0, 4.0],
+    ...                   strata=("a", "b"), n_classes=2, n_bins=2)
+    >>> s.key.tolist(), s.dw.tolist(), s.population_rows.tolist()
+    ([[0, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], [2.0, 4.0, 4.0], [2, 2])
+    """
+    strata = tuple(str(s) for s in strata)
+    h_n, k_n, b_n = len(strata), int(n_classes), int(n_bins)
+    if h_n < 1 or k_n < 1 or b_n < 1:
+        raise InputError(f"sample_update: need at least one stratum, class and bin; got {h_n}, {k_n}, {b_n}.")
+    if np.ndim(pred_idx) != 1:
+        raise InputError(f"pred: expected one predicted class per row (1-D), got shape {np.shape(pred_idx)}.")
+    size = len(pred_idx)
+    h = _index("stratum", stratum_idx, h_n, size)
+    k = _index("pred", pred_idx, k_n, size)
+    b = _index("score bin", bin_idx, b_n, size)
+    y = _index("label", label_idx, k_n, size, low=-1, hint="Use -1 for an unlabelled row.")
+    w = _weights("weight", weight, size, np.ones(size, bool), positive=False)
+    labelled = (y >= 0) & (w > 0)
+    d = _weights("design_weight", design_weight, size, labelled, positive=True)
+    counted = w > 0
+    shape = (h_n, k_n, b_n)
+    population = np.bincount(np.ravel_multi_index((h[counted], k[counted], b[counted]), shape),
+                             weights=w[counted], minlength=h_n * k_n * b_n).reshape(shape)
+    population_rows = np.bincount(h[counted], minlength=h_n).astype(np.int64)
+    dw = d[labelled] * w[labelled]
+    empty = SampleStats(strata, k_n, b_n, np.empty((0, 4), np.int64), np.empty(0, np.int64), np.empty(0),
+                        np.empty(0), population, population_rows)
+    code = np.ravel_multi_index((h[labelled], k[labelled], b[labelled], y[labelled]), empty.shape).astype(np.int64)
+    return _aggregate(empty, code, np.ones(code.size), dw, dw * dw, population, population_rows)
 
 
-def _interval(value: float, reps: np.ndarray, level: float) -> tuple[float, tuple[float, float]]:
-    ok = reps[np.isfinite(reps)]
-    if not ok.size or not np.isfinite(value):
-        return float(value), (np.nan, np.nan)
-    a = (1 - level) / 2
-    return float(value), (float(np.quantile(ok, a)), float(np.quantile(ok, 1 - a)))
+def expansion(sample: SampleStats) -> tuple[np.ndarray, np.ndarray]:
+    """Per stratum, the known total weight W_h and the factor that expands its labelled rows to it.
 
+    Parameters
+    ----------
+    sample : SampleStats
 
-def design_metric(sample: SampleStats, metric: str, *, task: str | None = None, beta: float = 1.0,
-                  level: float = 0.95, n_boot: int = 200, seed: int = 0) -> tuple[float, tuple[float, float]]:
-    """A confusion metric of the whole period from the labelled sample, with a stratified-bootstrap interval."""
-    value = _metric(task, design_confusion(sample), metric, beta)
-    return _interval(float(value), _metric(task, _confusion(sample, _replicates(sample, n_boot, seed)), metric, beta),
-                     level)
+    Returns
+    -------
+    (total, factor) : numpy.ndarray, shape (H,)
+        ``total[h]`` = W_h, the weight of all the stratum's rows (``population``); ``factor[h]`` =
+        W_h / D_h with D_h the stratum's sum of ``design_weight * weight`` over its labelled rows:
+        a labelled row i of stratum h stands for ``factor[h] * d_i * w_i`` of the delivery's
+        weight. 0 for a stratum without labelled rows.
 
+    Notes
+    -----
+    Expanding each stratum's design-weighted sample to its known total is post-stratification
+    (Holt and Smith 1979; Särndal, Swensson and Wretman 1992, section 7.6): for a stratified simple
+    random sample (d_i = N_h / n_h, unit weights) the factor is 1 and the estimates are the
+    Horvitz-Thompson ones; otherwise it makes them invariant to the scale of the design weights
+    within a stratum and exact on each stratum's total, and it makes design weights of 1 right
+    for a sample that is simple random within each stratum.
 
-def model_assisted_metric(sample: SampleStats, conditional: np.ndarray, metric: str, *, task: str | None = None,
-                          beta: float = 1.0, level: float = 0.95, n_boot: int = 200, seed: int = 0
-                          ) -> tuple[float, tuple[float, float]]:
-    """The difference estimator: predicted confusion of every row (``conditional`` (K, B, K): P(label |
-    predicted, bin)) plus the design-weighted residuals of the sample."""
-    k = sample.n_classes
-    predicted = np.einsum("hkb,kbl->lk", sample.population, conditional)
-    p, b, lab = sample.key[:, 1], sample.key[:, 2], sample.key[:, 3]
-    resid_w = -conditional[p, b]  # (m, K): minus the predicted label probabilities, plus one at the label
-    resid_w[np.arange(p.size), lab] += 1.0
-
-    def total(dw):
-        w = np.atleast_2d(dw * _factors(sample, dw))
-        out = np.stack([np.stack([np.bincount(p, weights=r * resid_w[:, lbl], minlength=k) for lbl in range(k)])
-                        for r in w])
-        return predicted + (out[0] if np.ndim(dw) == 1 else out)
-
-    value = _metric(task, total(sample.dw), metric, beta)
-    return _interval(float(value), _metric(task, total(_replicates(sample, n_boot, seed)), metric, beta), level)
+    Examples
+    --------
+    >>> s = sample_update([0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0], [0, -1, -1, 1],
+    ...                   strata=("a", "b"), n_classes=2, n_bins=1)
+    >>> [x.tolist() for x in expansion(s)]
+    [[3.0, 1.0], [3.0, 1.0]]
+    """
+    total = sample.population.sum(axis=(1, 2))
+    d = np.bincount(sample.key[:, 0], weights=sample.dw, minlength=len(sample.strata))
+    factor = np.divide(total, d, out=np.zeros_like(total), where=d > 0)
+    return total, factor
 
 
 def effective_sample_size(sample: SampleStats) -> float:
-    """Kish's effective sample size of the labelled rows: (sum w)^2 / sum w^2 (nan without rows)."""
-    s2 = float(sample.dw2.sum())
-    return float(sample.dw.sum()) ** 2 / s2 if s2 > 0 else float("nan")
+    """Kish's effective sample size of the labelled rows: (Σ a_i)² / Σ a_i².
+
+    Parameters
+    ----------
+    sample : SampleStats
+
+    Returns
+    -------
+    float
+        With a_i the weight labelled row i carries in the estimate of the delivery: its design
+        weight times its weight (``design_weight * weight``), expanded to its stratum's total
+        (:func:`expansion`). The number of labelled rows for equal a_i (a simple random sample
+        without weights, or a proportionate stratified one); fewer the more unequal they are
+        (Kish 1965, section 11.7: the design effect of unequal weighting). 0 without labelled rows.
+
+    Examples
+    --------
+    >>> s = sample_update([0] * 4 + [1] * 4, [0] * 4 + [1] * 4, [0] * 8, [0, 0, -1, -1, 1, -1, -1, -1],
+    ...                   strata=("a", "b"), n_classes=2, n_bins=1)
+    >>> round(effective_sample_size(s), 4)  # a: 2 rows of 2, b: 1 row of 4 -> 8^2 / (4 + 4 + 16)
+    2.6667
+    """
+    _, factor = expansion(sample)
+    f = factor[sample.key[:, 0]]
+    total = float(np.sum(f * sample.dw))
+    square = float(np.sum(f * f * sample.dw2))
+    return total * total / square if square > 0 else 0.0
 
 
-def next_sample(sample: SampleStats, metric: str = "accuracy", margin: float = 0.02, *, level: float = 0.95
-                ) -> np.ndarray:
-    """Rows to label per stratum for a ``margin`` half-width: Neyman allocation on the strata's error rates."""
-    h = len(sample.strata)
-    right = sample.key[:, 1] == sample.key[:, 3]
-    n_h = np.bincount(sample.key[:, 0], weights=sample.dw, minlength=h)
-    ok_h = np.bincount(sample.key[:, 0], weights=sample.dw * right, minlength=h)
-    rows_h = np.bincount(sample.key[:, 0], weights=sample.rows, minlength=h)
-    p = (ok_h / np.where(n_h > 0, n_h, 1) * rows_h + 1) / (rows_h + 2)
-    s = np.sqrt(p * (1 - p))
-    pop = sample.population_rows.astype(float)
-    big_n = pop.sum()
-    if big_n == 0:
-        return np.zeros(h, np.int64)
-    w = pop / big_n
-    v = (margin / float(norm.isf((1 - level) / 2))) ** 2
-    n = (w * s).sum() ** 2 / (v + (w * s * s).sum() / big_n)
-    alloc = np.ceil(n * w * s / max((w * s).sum(), 1e-12))
-    return np.minimum(alloc, pop).astype(np.int64)
+def score_bin(score, n_bins: int, bins: Bins | None = None) -> np.ndarray:
+    """The coarse score bin of each row, as the calibration map bins it.
+
+    Parameters
+    ----------
+    score : array-like of float, shape (n,)
+        Multiclass: each row's predicted class's own score; binary: the positive class's score (the
+        score column of ``PeriodStats.score_by_pred``, on which the map is fitted).
+    n_bins : int
+        Coarse bins: the map's resolution, ``cal_map.cond.shape[-1]`` (100 by default).
+    bins : Bins, optional
+        The period's fine bins (default ``Bins()``); ``n_bins`` must divide their number.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The fine bin (:meth:`Bins.score_index`) summed into runs as
+        :func:`~metrics_core.monitoring.calibration_map.coarsen` sums them, so a row's bin is the
+        map's bin for it; scores outside the range fall in the first or last bin.
+
+    Examples
+    --------
+    >>> score_bin([0.0, 0.29, 0.995, 1.0], 100).tolist()
+    [0, 29, 99, 99]
+    """
+    bins = bins or Bins()
+    if n_bins < 1 or bins.score_bins % n_bins:
+        raise InputError(f"n_bins: {n_bins} does not divide the {bins.score_bins} score bins of the period.")
+    fine = bins.score_index(np.asarray(score, dtype=np.float64))
+    return np.clip(fine - 1, 0, bins.score_bins - 1) // (bins.score_bins // n_bins)
+
+
+def conditional_from_map(cal_map, task: str) -> np.ndarray:
+    """P(label | predicted class, score bin) [pred, bin, label] from the reference's calibration map.
+
+    Parameters
+    ----------
+    cal_map : CalibrationMap
+        :func:`~metrics_core.monitoring.calibration_map.fit_calibration_map` of the reference.
+    task : {"binary", "multiclass"}
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (K, B, K)
+        Binary: P(positive | pred k, positive score in bin b) = ``cal_map.cond[k, 0, b]``, the
+        negative its complement: the label-lag estimate's probabilities
+        (:func:`~metrics_core.monitoring.estimate.expected_confusion`). Multiclass: P(label = k |
+        pred k, own score in bin b) = ``cal_map.cond[k, k, b]`` (the label-lag estimate's diagonal);
+        the rest of the row shared among the other labels as the reference's rows predicted k and
+        labelled otherwise are (``cal_map.pos`` summed over bins; evenly when the reference has no
+        such row). Each row sums to 1.
+    """
+    cond = np.asarray(cal_map.cond, dtype=np.float64)
+    if task == "binary":
+        p = cond[:, 0, :]
+        return np.stack([1.0 - p, p], axis=-1)
+    k = cond.shape[0]
+    eye = np.eye(k, dtype=bool)
+    right = cond[np.arange(k), np.arange(k), :]
+    wrong = np.where(eye, 0.0, np.asarray(cal_map.pos, dtype=np.float64).sum(axis=-1))
+    total = wrong.sum(axis=1, keepdims=True)
+    even = np.where(eye, 0.0, 1.0 / max(k - 1, 1))
+    share = np.divide(wrong, total, out=even.copy(), where=total > 0)
+    out = (1.0 - right)[:, :, None] * share[:, None, :]
+    out[np.arange(k), :, np.arange(k)] = right
+    return out

@@ -16,7 +16,7 @@ import yaml
 from flow_data import LABELS, scored_rows
 
 from metrics_core import monitoring as mon
-from metrics_core.monitoring.sample import design_metric
+from metrics_core.monitoring.survey import design_metric
 
 EXE = Path(sys.executable).parent / "classwatch"
 
@@ -57,7 +57,7 @@ def test_monitor_logs_the_estimate_of_a_labelled_sample_and_what_to_label_next(t
     stats = mon.scan_period(tmp_path / "deliveries" / "2024-01.parquet", "multiclass", LABELS, label="label",
                             prediction="prediction", scores=[f"score_{c}" for c in LABELS], partial_labels=True,
                             design_weight="design_weight")
-    value, (lo, hi) = design_metric(stats.sample, "balanced_accuracy", task="multiclass", level=0.95)
+    value, (lo, hi) = design_metric(stats.sample, "balanced_accuracy", level=0.95)
     assert m["sample/design_based/balanced_accuracy"] == pytest.approx(value, rel=1e-12)
     assert m["1 headline and alert/balanced_accuracy"] == pytest.approx(value, rel=1e-12)
     assert (m["1 headline and alert/balanced_accuracy_ci_low"], m["1 headline and alert/balanced_accuracy_ci_high"]
@@ -70,6 +70,6 @@ def test_monitor_logs_the_estimate_of_a_labelled_sample_and_what_to_label_next(t
     monkeypatch.setenv("MLFLOW_TRACKING_URI", store)  # load_table searches through the fluent API
     table = pl.from_pandas(client.load_table(exp.experiment_id, "next_sample.json", run_ids=[run.info.run_id]))
     assert table["stratum"].to_list() == LABELS and table["rows"].sum() == 20_000
-    assert m["sample/next_rows"] == table["next_rows"].sum() == int(said.group(1).replace(",", ""))
-    top = table.sort("next_rows", descending=True).row(0, named=True)
-    assert (top["stratum"], top["next_rows"]) == (said.group(3), int(said.group(2).replace(",", "")))
+    assert m["sample/next_rows"] == table["label"].sum() == int(said.group(1).replace(",", ""))
+    top = table.sort("label", descending=True).row(0, named=True)
+    assert (top["stratum"], top["label"]) == (said.group(3), int(said.group(2).replace(",", "")))
