@@ -23,6 +23,7 @@ from metrics_core.monitoring.period import Bins, PeriodStats
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
 from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
+from metrics_core.drift import drift_table
 from metrics_core.price import price_impact_binned
 from metrics_core.significance import TestResult
 
@@ -108,13 +109,22 @@ def _sample(reference: PeriodStats, current: PeriodStats, metric: str, p: AlertP
     cal_map = cached_calibration_map(reference, 100, options.get("seed", 0))  # assess_estimate's (cached) fit
     # With unequal design weights the calibration tests (on the labelled rows as they are) are left out,
     # so nothing vouches for the map on this period: the design-based estimate alone is used.
-    rejects = labelled.unequal_weights(current) or any(t.p_value < p.alpha for t in lag.tests.values()
-                                                       if np.isfinite(t.p_value))
+    rejects = labelled.unequal_weights(current) or _calibration_alerts(lag.tests, p)
     ref_value = ref_report.metrics.get(metric) if ref_report is not None else None
     ref_interval = ref_report.intervals.get(metric) if ref_report is not None else None
     return labelled.assess_sample(reference, current, metric, p, cal_map=cal_map,
                                   reliable=lag.metrics.get("estimated/reliable") == 1.0, calibration_alerts=rejects,
                                   ref_value=ref_value, ref_interval=ref_interval, beta=options.get("beta", 1.0))
+
+
+def _calibration_alerts(tests: Mapping[TestKey, TestResult], p: AlertPolicy) -> bool:
+    """Whether a calibration-change test of the period alerts as the alert rule judges it (its
+    p-values corrected together at ``alpha``, the effect past ``calibration_change``)."""
+    if not tests:
+        return False
+    table = drift_table({k.name: t for k, t in tests.items()}, {k.name: p.threshold(k.kind) for k in tests},
+                        p.correction, p.alpha)
+    return bool(table["drift"].fill_null(False).any())
 
 
 def _headline_metrics(metric: str, headline: Headline | None, decision: Alert) -> dict:

@@ -91,7 +91,8 @@ class SampleAssessment:
     """What a labelled sample adds to a period's assessment: ``headline`` (the estimate the alert
     uses, with the effective sample size as its labelled rows), ``perf`` (the count-based metrics
     of the design-weighted confusion), ``metrics`` (``sample/...``), ``next_sample`` (rows to label
-    per stratum) and ``current`` (the period as its tests read it)."""
+    per stratum; None when the sample cannot tell), ``current`` (the period as its tests read it)
+    and ``unequal`` (design weights other than 1)."""
 
     headline: Headline | None
     perf: dict
@@ -118,7 +119,7 @@ def assess_sample(reference: PeriodStats, current: PeriodStats, metric: str, pol
         The reference's calibration map: the model-assisted estimate's auxiliary variable.
     reliable, calibration_alerts : bool
         Whether the label-lag estimate's support holds and whether a calibration-change test of
-        the period rejects: the model-assisted estimate is the alert's only when reliable and not.
+        the period alerts: the model-assisted estimate is the alert's only when reliable and not.
     ref_value, ref_interval : optional
         The reference's headline value and interval.
     beta : float
@@ -133,7 +134,7 @@ def assess_sample(reference: PeriodStats, current: PeriodStats, metric: str, pol
         design-weighted residuals of the sample, :func:`~metrics_core.monitoring.survey.model_assisted_metric`;
         Sarndal, Swensson and Wretman 1992, ch. 6), each with its interval. The alert uses the
         model-assisted estimate when the map exists, its support holds and no calibration test
-        rejects; else the design-based one. The headline's labelled rows are Kish's effective
+        alerts; else the design-based one. The headline's labelled rows are Kish's effective
         sample size, so the small-sample rule reads the design. Label counts seen by the tests:
         with unequal design weights, the estimated label shares at the effective size (a design-effect
         correction of the prevalence tests); the price cells (Annex E) are then left out, and so are
