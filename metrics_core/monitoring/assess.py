@@ -324,7 +324,7 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         inclusion probability in the labelled sample; same as ``columns={"design_weight": ...}``).
         A null label in ``current`` marks an unlabelled row: its labelled rows are a sample, and
         the label metrics are estimated for the whole period (docs/label-lag.md). Without design
-        weights the labelled rows are taken as a simple random sample of the period.
+        weights the labelled rows are taken as a simple random sample within each predicted class.
 
     Returns
     -------

@@ -353,7 +353,7 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         Binary: the decision threshold recorded with the performance statistics.
     design_weight : numpy.ndarray of float, shape (N,), optional
         With ``labelled_sample``: each labelled row's design weight (the inverse of its
-        inclusion probability); None = 1 (the labelled rows are a simple random sample).
+        inclusion probability); None = 1 (a simple random sample within each predicted class).
     labelled_sample : bool
         A monitored period whose labels may be a sample: a negative ``label_idx`` marks an
         unlabelled row. ``sample`` then holds the design statistics

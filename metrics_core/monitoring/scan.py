@@ -161,7 +161,7 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     design_weight : str, optional
         With ``partial_labels``: the column of each labelled row's design weight (the inverse of
         its inclusion probability; > 0 on every labelled row). None: the labelled rows are a
-        simple random sample of the period.
+        simple random sample within each predicted class.
 
     Returns
     -------

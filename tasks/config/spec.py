@@ -101,7 +101,7 @@ class ColumnMap(_Model):
     design_weight: str | None = Field("design_weight", description="Monitoring: each labelled row's design "
                                       "weight, the inverse of its inclusion probability in the period's labelled "
                                       "sample (a null label marks an unlabelled row); absent = the labelled rows "
-                                      "are a simple random sample of the delivery; None = none.")
+                                      "are a simple random sample within each predicted class; None = none.")
     features: list[str] = Field(default_factory=list, description="Model input columns (e.g. [title]); "
                                 "used to run a model and for leakage/representativeness checks.")
 

@@ -154,3 +154,22 @@ def test_the_sample_is_left_out_of_no_period_whose_labels_are_complete():
     weighted = mon.update("binary", np.array([0, 1]), mon.Bins(), np.array([0, 1, 1]),
                           label_idx=np.array([0, 1, 0]), labelled_sample=True, design_weight=np.array([1.0, 3.0, 1.0]))
     assert not labelled.is_sample(full) and labelled.is_sample(weighted) and labelled.unequal_weights(weighted)
+
+
+def test_a_stratified_sample_without_design_weights_is_expanded_per_predicted_class(reference, partly_labelled):
+    """The same stratified sample without its design weights: each predicted class's labelled rows stand for
+    its rows, so the estimate keeps covering the delivery, and the tests that read the labelled rows as they
+    are (over-sampled rare classes) are left out as with the weights."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    part, y, pred = partly_labelled
+    stats = mon.scan_period(part.drop("design_weight").to_arrow(), "multiclass", LABELS, label="label",
+                            prediction="prediction", scores=[f"score_{c}" for c in LABELS], price="price",
+                            partial_labels=True)
+    assert labelled.is_sample(stats) and labelled.unequal_weights(stats)
+    a = mon.assess_stats(reference, stats, report_options={"n_boot": 20})
+    m = a.metrics
+    assert m["balanced_accuracy_ci_low"] <= balanced_accuracy_score(y, pred) <= m["balanced_accuracy_ci_high"]
+    assert abs(m["balanced_accuracy"] - balanced_accuracy_score(y, pred)) < 0.03
+    assert not any(k.kind == "calibration" for k in a.tests) and a.decision.verdict != "retrain"
+    assert m["sample/effective_n"] < 0.8 * stats.n_labelled
