@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+import pyarrow.dataset as pads
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -192,14 +193,20 @@ def monitoring_history(spec: RunSpec, store: MlflowStore, period: str) -> Histor
 
 @task(name="labels-arrived", **IO)
 def labels_arrived(spec: RunSpec, period: str, run: RunSummary) -> bool:
-    """Whether ``period``, logged without labels, now has a label column in its delivery (metadata
-    only): then the period is assessed again and its run replaced, so the measured performance
-    takes the place of the estimate (which stays logged as ``estimated/<key>``)."""
+    """Whether ``period``, logged without labels, now has labels in its delivery (a label column
+    with a label in it: the column's validity is counted, no other column read): then the period is
+    assessed again and its run replaced, so the measured performance takes the place of the
+    estimate (which stays logged as ``estimated/<key>``)."""
     if any(k.startswith("perf/") for k in semantic_metrics(run.metrics)):
         return False
     try:
-        current, _ = sources.source_for(spec, "current", period)
-        return spec.columns.label in sources.open_dataset(current).schema.names
+        current, rows = sources.source_for(spec, "current", period)
+        data = sources.open_dataset(current)
+        if spec.columns.label not in data.schema.names:
+            return False
+        # a label column without a label (a delivery whose sample is not labelled yet) has not arrived
+        labelled = pads.field(spec.columns.label).is_valid()
+        return data.count_rows(filter=labelled if rows is None else rows & labelled) > 0
     except (OSError, ValueError):  # the delivery is gone or unreadable: keep the logged run
         return False
 
