@@ -112,10 +112,16 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     >>> _headline_sentence({"estimated/balanced_accuracy": 0.902, "estimated/reliable": 0.0,
     ...                     "estimated/score_shift": 0.097, "estimated/support_share": 1.0}, "balanced_accuracy")
     "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.902, UNRELIABLE: the period's scores moved beyond what the reference's calibration vouches for (shift of the predicted classes' own scores 0.097, 100% of rows in score bins the reference covers), so the labels may show a very different value"
+    >>> _headline_sentence({"balanced_accuracy": 0.939, "sample/labelled_rows": 627.0}, "balanced_accuracy")
+    'labels on a sample of 627 rows; balanced_accuracy estimated for the whole delivery: 0.939'
     >>> _headline_sentence({}, "balanced_accuracy")
     'no labels in this period, so performance was not measured'
     """
     value = _num(metrics, headline)
+    sampled = _num(metrics, "sample/labelled_rows")
+    if value == value and sampled == sampled:
+        return (f"labels on a sample of {int(sampled):,} rows; {headline} estimated for the whole delivery: "
+                f"{value:.3f}" + _qualifiers(metrics, headline))
     if value == value:
         return f"labels present: {headline} {value:.3f}" + _qualifiers(metrics, headline)
     estimate = _num(metrics, ESTIMATE_PREFIX + headline)
