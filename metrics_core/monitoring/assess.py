@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -24,6 +25,7 @@ from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
 from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
 from metrics_core.drift import drift_table
+from metrics_core.monitoring.survey import SampleWarning
 from metrics_core.price import price_impact_binned
 from metrics_core.significance import TestResult
 
@@ -235,6 +237,13 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     tests.update(lag.tests)
     if sample is not None and sample.headline is not None:
         headline = sample.headline
+    elif sample is not None and sample.unequal and headline is not None:
+        # the labelled rows as they are would misstate a metric the estimators cannot weight (not count-based)
+        warnings.warn(f"headline_metric: {metric!r} is not a count-based metric, so it cannot be estimated for the "
+                      "whole delivery from a labelled sample with unequal weights; the headline test of this period "
+                      "is skipped. Choose a count-based headline (e.g. balanced_accuracy) to judge it.",
+                      SampleWarning, stacklevel=2)
+        headline = None
     total = current.n_rows + current.n_new_class_rows
     new = {c: (v[0], v[0] / total) for c, v in current.new_classes.items()}
     decision = decide_alert(tests, p, headline or lag.headline, new)  # no labels: the estimated headline

@@ -173,3 +173,24 @@ def test_a_stratified_sample_without_design_weights_is_expanded_per_predicted_cl
     assert abs(m["balanced_accuracy"] - balanced_accuracy_score(y, pred)) < 0.03
     assert not any(k.kind == "calibration" for k in a.tests) and a.decision.verdict != "retrain"
     assert m["sample/effective_n"] < 0.8 * stats.n_labelled
+
+
+def test_a_headline_the_sample_cannot_weight_is_not_judged_on_the_raw_rows():
+    """A binary headline that is not count-based (AUROC, from the binned scores of the labelled rows) cannot be
+    weighted by the design: with unequal weights the period's headline test is skipped with a warning."""
+    from metrics_core.monitoring.survey import SampleWarning
+
+    rng = np.random.default_rng(3)
+    s = rng.random(40_000)
+    y, pred = (rng.random(40_000) < s).astype(int), (s >= 0.5).astype(int)
+    labels, bins = np.array([0, 1]), mon.Bins()
+    ref = mon.update("binary", labels, bins, pred[:20_000], label_idx=y[:20_000], scores=s[:20_000, None])
+    rate = np.where(pred[20_000:] == 1, 0.25, 0.03)
+    on = rng.random(20_000) < rate
+    cur = mon.update("binary", labels, bins, pred[20_000:], label_idx=np.where(on, y[20_000:], -2),
+                     scores=s[20_000:, None], design_weight=1 / rate, labelled_sample=True)
+    with pytest.warns(SampleWarning, match="'auroc' is not a count-based metric"):
+        a = mon.assess_stats(ref, cur, headline_metric="auroc", report_options={"n_boot": 0})
+    assert a.headline is None and a.decision.headline is None and "auroc" not in a.metrics
+    counted = mon.assess_stats(ref, cur, headline_metric="balanced_accuracy", report_options={"n_boot": 0})
+    assert counted.decision.headline is not None
