@@ -381,7 +381,8 @@ def calibration_set(task: str, names, label_idx: np.ndarray, scores: np.ndarray,
     """
     names = [str(x) for x in names]
     label_idx = np.asarray(label_idx)
-    scores = np.asarray(scores, dtype=np.float64).reshape(len(label_idx), -1)
+    scores = np.asarray(scores, dtype=np.float64)
+    scores = scores.reshape(len(label_idx), scores.shape[-1] if scores.ndim == 2 else -1)  # (0, S): no labelled row
     kw = dict(fine_bins=fine_bins, sample_weight=sample_weight)
     if task == "binary":
         return CalibrationSet((names[1],), (CalibrationCounts.from_arrays(label_idx == 1, scores[:, 0], **kw),))

@@ -100,9 +100,10 @@ def binned_loss_sums(y: np.ndarray, s: np.ndarray, cell: np.ndarray, bins: int, 
     if w is not None:
         log_own *= w
         squared *= w
-    ll = np.bincount(cell, weights=log_own, minlength=2 * bins)
+    # (astype: numpy's bincount of no rows is int64 even with weights; a batch may hold no labelled row)
+    ll = np.bincount(cell, weights=log_own, minlength=2 * bins).astype(np.float64, copy=False)
     np.subtract(0.0, ll, out=ll)  # (0 - 0 is +0.0: an empty bin sums to 0.0, not -0.0)
-    sq = np.bincount(cell, weights=squared, minlength=2 * bins)
+    sq = np.bincount(cell, weights=squared, minlength=2 * bins).astype(np.float64, copy=False)
     return np.stack((ll[bins:], ll[:bins], sq[bins:], sq[:bins]))
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from metrics_core.monitoring.kinds import COUNTS, HEADLINE, KINDS, OTHER, PERFORMANCE, PREVALENCE
 
-#: Kept as they are: E's estimated performance (``estimated/<key>``) and the adjusted p-values,
-#: whose lowercase prefixes sort after every numbered section, so p-values come last.
-KEPT = ("estimated/",)
+#: Kept as they are: E's estimated performance (``estimated/<key>``), a labelled sample's estimates
+#: (``sample/<key>``) and the adjusted p-values, whose lowercase prefixes sort after every numbered
+#: section, so p-values come last.
+KEPT = ("estimated/", "sample/")
 P_VALUES = "p-values adjusted"
 
 #: The period's own metrics (the test kinds' come from their registry entries).

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+import pyarrow.dataset as pads
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from metrics_core import monitoring as mon
-from metrics_core.contract import Layout
+from metrics_core.contract import Layout, missing_columns
+from metrics_core.dataset import open_dataset
 from metrics_core.errors import NoRowsError
 from tasks import IO
 from tasks.alerts import logged_alert, reasons_from_tags, verdict
 from tasks.config import sources
-from tasks.config.spec import RunSpec, fingerprint
+from tasks.config.spec import ColumnMap, RunSpec, fingerprint
 from tasks.metric_names import semantic_metrics, series_keys
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
@@ -190,14 +193,20 @@ def monitoring_history(spec: RunSpec, store: MlflowStore, period: str) -> Histor
 
 @task(name="labels-arrived", **IO)
 def labels_arrived(spec: RunSpec, period: str, run: RunSummary) -> bool:
-    """Whether ``period``, logged without labels, now has a label column in its delivery (metadata
-    only): then the period is assessed again and its run replaced, so the measured performance
-    takes the place of the estimate (which stays logged as ``estimated/<key>``)."""
+    """Whether ``period``, logged without labels, now has labels in its delivery (a label column
+    with a label in it: the column's validity is counted, no other column read): then the period is
+    assessed again and its run replaced, so the measured performance takes the place of the
+    estimate (which stays logged as ``estimated/<key>``)."""
     if any(k.startswith("perf/") for k in semantic_metrics(run.metrics)):
         return False
     try:
-        current, _ = sources.source_for(spec, "current", period)
-        return spec.columns.label in sources.open_dataset(current).schema.names
+        current, rows = sources.source_for(spec, "current", period)
+        data = sources.open_dataset(current)
+        if spec.columns.label not in data.schema.names:
+            return False
+        # a label column without a label (a delivery whose sample is not labelled yet) has not arrived
+        labelled = pads.field(spec.columns.label).is_valid()
+        return data.count_rows(filter=labelled if rows is None else rows & labelled) > 0
     except (OSError, ValueError):  # the delivery is gone or unreadable: keep the logged run
         return False
 
@@ -223,8 +232,12 @@ def plan_period(spec: RunSpec, period: str) -> Plan:
     reference, _ = sources.source_for(spec, "reference")
     current, cur_filter = sources.source_for(spec, "current", period)
     labels = sources.class_list(spec, reference)
-    ref_layout = sources.layout(spec, reference, labels, require_labels=False)
+    # the reference window is fully labelled: a design-weight column there is not read (nor required of the period)
+    ref_layout = dataclasses.replace(sources.layout(spec, reference, labels, require_labels=False), design_weight=None)
     cur_layout = sources.layout(spec, current, labels, require_labels=False)
+    named = spec.columns.design_weight
+    if named and named != ColumnMap.model_fields["design_weight"].default and cur_layout.design_weight is None:
+        raise missing_columns(current, {named: "design_weight"}, open_dataset(current).schema.names)
     sources.check_same_schema(reference, current, ref_layout, cur_layout)
     return Plan(spec.name, period, reference, current, cur_filter, labels, ref_layout, cur_layout)
 
@@ -236,13 +249,16 @@ def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=Non
 
     For the ``current`` period with the spec's ``classes: open`` (the default), rows of a class
     outside the class list are counted and left out; the reference always keeps the list closed.
+    The ``current`` period's labels may be a sample (a null label marks an unlabelled row, weighted
+    by ``columns.design_weight`` when the delivery has it); the reference is fully labelled.
     A period column without a row of the period is an error that shows the column's values.
     """
     try:
         return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), label=layout.label,
                                prediction=layout.prediction, scores=layout.scores, price=layout.price,
                                weight=layout.weight, threshold=spec.threshold, filter=row_filter,
-                               batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open")
+                               batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open",
+                               partial_labels=current, design_weight=layout.design_weight if current else None)
     except NoRowsError:
         if row_filter is None:
             raise

@@ -81,8 +81,9 @@ def alert_table(periods: list, title: str = "Retraining alerts per period") -> T
              "not enough labels to judge": "[yellow]not enough labels[/yellow]"}
     for p in periods:
         first = escape(textwrap.shorten(p.reasons[0].summary, 90, placeholder=" ...")) if p.reasons else ""
-        labels = "yes" if p.labelled else ("no, estimate UNRELIABLE" if p.metrics.get("estimated/reliable") == 0.0
-                                            else "no")
+        sampled = p.metrics.get("sample/labelled_rows")
+        labels = (f"sample of {int(sampled):,}" if sampled is not None else "yes" if p.labelled
+                  else "no, estimate UNRELIABLE" if p.metrics.get("estimated/reliable") == 0.0 else "no")
         table.add_row(p.period, f"{int(p.metrics.get('n_rows', 0)):,}", labels,
                       shown.get(p.verdict, "none"),
                       f"{first} ({len(p.reasons)})" if p.reasons else "")
@@ -106,6 +107,30 @@ def reason_lines(result, most: int = MOST_REASONS) -> list[str]:
     if n > most:
         lines.append(f"  and {n - most} more (all of them in alert.md of the period's run)")
     return lines
+
+
+#: Strata the "label next period" line names (the rest are in the run's next_sample.json).
+MOST_STRATA = 4
+
+
+def next_sample_line(result, most: int = MOST_STRATA) -> str:
+    """What to label in the period after ``result`` (:class:`tasks.monitor.PeriodResult`) when its
+    labels were a sample: the rows in all and in the strata with the most (docs/label-lag.md); "" else.
+
+    >>> from types import SimpleNamespace
+    >>> r = SimpleNamespace(period="2024-08", metrics={"sample/next_rows": 412.0, "sample/next_rows/tea": 120.0,
+    ...                                                "sample/next_rows/wine": 292.0})
+    >>> next_sample_line(r)
+    'Label next period (after 2024-08): 412 rows, 292 in wine, 120 in tea (per stratum in next_sample.json).'
+    """
+    m = result.metrics
+    if "sample/next_rows" not in m:
+        return ""
+    head = "sample/next_rows/"
+    per = sorted(((k[len(head):], int(v)) for k, v in m.items() if k.startswith(head)), key=lambda kv: -kv[1])
+    shown = ", ".join(f"{n:,} in {escape(c)}" for c, n in per[:most]) + (", ..." if len(per) > most else "")
+    return (f"Label next period (after {result.period}): {int(m['sample/next_rows']):,} rows"
+            + (f", {shown}" if shown else "") + " (per stratum in next_sample.json).")
 
 
 def estimated_line(periods: list, metric: str = "balanced_accuracy") -> str:
@@ -177,6 +202,9 @@ def demo(
     shifted = [p.period for p in result.periods if p.alert]
     console.print(f"Alerts in {len(shifted)} of {len(result.periods)} months: {', '.join(shifted) or 'none'}.")
     console.print(estimated_line(result.periods))
+    for p in result.periods:
+        if next_sample_line(p):
+            console.print(next_sample_line(p), soft_wrap=True)
     console.print(f"\n[bold]Logged[/bold] to MLflow {result.tracking_uri}, experiment 'classwatch-demo': 2 training "
                   "runs with registered models, 1 evaluation run (metrics, intervals, curves, ISO report), a "
                   "monitoring parent run with 12 period runs, 1 comparison run.")
@@ -303,6 +331,9 @@ def _summary(done: list, failed: list) -> None:
         for d in done:
             for line in reason_lines(d) if d.alert else ():
                 console.print(line, soft_wrap=True)
+        for d in done:
+            if next_sample_line(d):
+                console.print(next_sample_line(d), soft_wrap=True)
         unlabelled = [d.period for d in done if not d.labelled]
         if unlabelled:
             console.print(f"Without labels (performance not measured): {', '.join(unlabelled)}.")

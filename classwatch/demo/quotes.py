@@ -98,3 +98,16 @@ def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None) -> pl.
 def history(months: list[str], n_per_month: int, seed: int) -> pl.DataFrame:
     """Stable months (no shift): the training era."""
     return pl.concat([quotes(n_per_month, seed + i, m) for i, m in enumerate(months)])
+
+
+def labelled_sample(scored: pl.DataFrame, seed: int, *, common: float = 0.03, rare: float = 0.25,
+                    n_rare: int = 3) -> pl.DataFrame:
+    """A delivery as price collectors label it: labels kept on a sample stratified by predicted class
+    (``rare`` of the rows predicted as the ``n_rare`` least predicted classes, ``common`` of the others),
+    null elsewhere, and each labelled row's design weight (1 / its sampling rate) in ``design_weight``."""
+    counts = scored["prediction"].value_counts()
+    rarest = set(counts.sort("count")["prediction"].head(n_rare).to_list())
+    rate = np.where(scored["prediction"].is_in(list(rarest)).to_numpy(), rare, common)
+    on = pl.Series(np.random.default_rng(seed).random(scored.height) < rate)
+    return scored.with_columns(label=pl.when(on).then(pl.col("label")).otherwise(None),
+                               design_weight=pl.when(on).then(pl.Series(1.0 / rate)).otherwise(None))

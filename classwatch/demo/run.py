@@ -13,13 +13,14 @@ import polars as pl
 import yaml
 
 from tasks.config.spec import fingerprint
-from classwatch.demo.quotes import Shift, class_list, history, quotes
+from classwatch.demo.quotes import Shift, class_list, history, labelled_sample, quotes
 
 MODEL_NAME = "price-classifier"
 EXPERIMENT = "classwatch-demo"
 TRAIN_MONTHS = ["2023-09", "2023-10", "2023-11", "2023-12"]
 MONTHS = [f"2024-{m:02d}" for m in range(1, 13)]
 UNLABELLED_FROM = 11  # months 11 and 12 arrive without labels (labelling lags in production)
+SAMPLED_MONTH = 10  # month 10 arrives with labels on a stratified sample, with design weights (docs/label-lag.md)
 
 
 @dataclass
@@ -122,7 +123,7 @@ def demo_spec(out_dir: Path, tracking_uri: str) -> dict:
         "ground_truth": "Synthetic: the class each quote was generated from.",
         "data": {"train": str(data / "train.parquet"), "test": str(data / "test.parquet"),
                  "reference": str(data / "reference.parquet"), "current": str(data / "deliveries" / "{period}.parquet")},
-        "columns": {"features": ["title"], "price": "price", "weight": "weight"},
+        "columns": {"features": ["title"], "price": "price", "weight": "weight", "design_weight": "design_weight"},
         "mlflow": {"experiment": EXPERIMENT, "tracking_uri": tracking_uri},
         "n_boot": 300,
     }
@@ -164,6 +165,8 @@ def run_demo(out_dir: str | Path = "demo-output", *, rows_per_month: int = 10_00
         scored = _scored(frame, lr, classes)
         if i + 1 >= UNLABELLED_FROM:
             scored = scored.drop("label")
+        elif i + 1 == SAMPLED_MONTH:
+            scored = labelled_sample(scored, seed + 200 + i)
         scored.write_parquet(data / "deliveries" / f"{month}.parquet")
     spec = demo_spec(out, uri)
     (out / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))

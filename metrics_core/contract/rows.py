@@ -15,6 +15,17 @@ from metrics_core.contract.schema import missing_columns
 from metrics_core.errors import InputError, rows_message
 
 
+#: The hint of a null label: where a label may be missing (a monitored period's sample) and where not.
+LABEL_HINT = ("Drop the rows without a label or fill them before evaluating. An evaluation and a monitoring "
+              "reference window need every row labelled; a monitored period's delivery may carry labels on a sample "
+              "of its rows only (a null label marks an unlabelled row there; docs/label-lag.md, labelled samples).")
+
+#: The hint of a bad design weight.
+DESIGN_WEIGHT_HINT = ("A labelled row's design weight is the inverse of its inclusion probability in the labelled "
+                      "sample: a finite number > 0 (e.g. 33.3 for a row sampled at 3 %). Fix the sampling step's "
+                      "output; unlabelled rows may leave it null.")
+
+
 class Problem(NamedTuple):
     """Rows of one column that break one rule: ``mask`` marks them."""
 
@@ -61,10 +72,11 @@ def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarra
 
     Parameters
     ----------
-    role : {"label", "prediction", "score", "weight", "price"}
+    role : {"label", "prediction", "score", "weight", "price", "design_weight"}
         Labels and predictions: null, NaN, mixed types (object arrays), outside ``labels``.
         Scores: null, NaN, infinite. Weights: null, then negative, NaN or infinite. Prices:
-        null, NaN, infinite or <= 0.
+        null, NaN, infinite or <= 0. Design weights (give the labelled rows only, see
+        :func:`row_problems`): null, NaN, infinite or <= 0.
     values : numpy.ndarray, optional
         The values (numbers; any dtype for labels).
     nulls : numpy.ndarray of bool, optional
@@ -95,9 +107,10 @@ def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarra
     nulls = np.zeros(len(sized), bool) if nulls is None else np.asarray(nulls, bool)
     if nulls.any() and role != "price":
         hint = {"score": "Drop these rows or fix the scoring step.",
-                "weight": "Fill the weights (e.g. 1.0) or drop these rows."
+                "weight": "Fill the weights (e.g. 1.0) or drop these rows.",
+                "label": LABEL_HINT, "design_weight": DESIGN_WEIGHT_HINT,
                 }.get(role, f"Drop the rows without a {role} or fill them before evaluating.")
-        yield f"null {role}", nulls, hint
+        yield f"null {role}" + (" on a labelled row" if role == "design_weight" else ""), nulls, hint
     ok = ~nulls
     if role in ("label", "prediction"):
         yield from _label_problems(role, values, ok, labels, indices, raw)
@@ -107,6 +120,10 @@ def value_problems(role: str, values: np.ndarray | None = None, nulls: np.ndarra
         for kind, bad in (("NaN", np.isnan(values)), ("infinite", np.isinf(values))):
             if (bad & rows_ok).any():
                 yield f"{kind} score (scores must be finite)", bad & rows_ok, "Drop these rows or fix the scoring step."
+    elif role == "design_weight" and values is not None:
+        bad = ~(np.isfinite(values) & (values > 0)) & ok
+        if bad.any():
+            yield "NaN, infinite or non-positive design weight on a labelled row", bad, DESIGN_WEIGHT_HINT
     elif role == "weight" and values is not None:
         bad = (~np.isfinite(values) | (values < 0)) & ok
         if bad.any():
@@ -152,12 +169,13 @@ def _near_class(values: Sequence, labels: Sequence) -> str:
 
 def row_problems(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = None, prediction: str | None = None,
                  scores: Sequence[str] = (), weight: str | None = None, price: str | None = None,
-                 labels: Sequence | None = None, columns_needed: Sequence[str] = ()) -> Iterator[Problem]:
+                 labels: Sequence | None = None, columns_needed: Sequence[str] = (), design_weight: str | None = None,
+                 partial_labels: bool = False) -> Iterator[Problem]:
     """Every :class:`Problem` of a batch, in the order :func:`check_batch` reports them.
 
     Parameters
     ----------
-    batch, path, label, prediction, scores, weight, price, labels, columns_needed
+    batch, path, label, prediction, scores, weight, price, labels, columns_needed, design_weight, partial_labels
         As for :func:`check_batch`.
 
     Yields
@@ -174,7 +192,7 @@ def row_problems(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = 
     names = batch.schema.names
     roles = {c: r for r, c in (("label", label), ("prediction", prediction)) if c}
     roles.update({c: "score" for c in scores})
-    roles.update({c: r for r, c in (("weight", weight), ("price", price)) if c})
+    roles.update({c: r for r, c in (("weight", weight), ("price", price), ("design_weight", design_weight)) if c})
     missing = {c: None for c in columns_needed if c not in names}
     missing.update({c: r for c, r in roles.items() if c not in names})
     if missing:
@@ -182,8 +200,12 @@ def row_problems(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = 
     if label and prediction:
         check_label_kinds(batch.schema.field(label).type, batch.schema.field(prediction).type,
                           label=f"the label column {label!r}", prediction=f"{path}: column {prediction!r}")
+    unlabelled = np.asarray(batch.column(label).is_null()) if partial_labels and label else None
     for column, role in roles.items():
         arr = batch.column(column)
+        if role == "design_weight":
+            yield from _design_weight_problems(arr, column, unlabelled)
+            continue
         if role == "score" and type_kind(arr.type) not in ("integer", "number"):
             raise InputError(f"{path}: column {column!r}: scores must be numbers, the column has type {arr.type}. "
                              "Point the score column of the column map at the model's score.")
@@ -193,9 +215,25 @@ def row_problems(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = 
                             else None) if numeric else None
         indices = class_indices(arr, labels) if role in ("label", "prediction") and labels is not None else None
         for problem, mask, hint in value_problems(role, values, nulls, labels=labels, indices=indices, raw=arr):
+            if role == "label" and unlabelled is not None and problem == "null label":
+                continue  # an unlabelled row of the period, not a bad one
             yield Problem(role, column, problem, mask, hint)
     if len(scores) > 1:
         yield from _score_sum_problems(batch, list(scores))
+
+
+def _design_weight_problems(arr, column: str, unlabelled: np.ndarray | None) -> Iterator[Problem]:
+    """The problems of a design-weight column, on the labelled rows only (an unlabelled row has no
+    inclusion probability in the labelled sample, so its value is not read)."""
+    if type_kind(arr.type) not in ("integer", "number"):
+        raise InputError(f"column {column!r}: design weights must be numbers, the column has type {arr.type}. "
+                         "Point columns.design_weight at the labelled rows' inverse inclusion probabilities.")
+    labelled = np.ones(len(arr), bool) if unlabelled is None else ~unlabelled
+    values = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
+    nulls = np.asarray(arr.is_null()) & labelled
+    values = np.where(labelled & ~nulls, values, 1.0)
+    for problem, mask, hint in value_problems("design_weight", values, nulls):
+        yield Problem("design_weight", column, problem, mask, hint)
 
 
 #: How far a row of multiclass scores may sum from 1 (rounded probabilities: 0.005 per class for ~2 classes).
@@ -299,7 +337,8 @@ def problem_error(path, p: Problem, count: int, row: int, batch, i: int,
 
 def check_batch(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = None, prediction: str | None = None,
                 scores: Sequence[str] = (), weight: str | None = None, price: str | None = None,
-                labels: Sequence | None = None, columns_needed: Sequence[str] = (), first_row: int = 0) -> None:
+                labels: Sequence | None = None, columns_needed: Sequence[str] = (), first_row: int = 0,
+                design_weight: str | None = None, partial_labels: bool = False) -> None:
     """The one check of a batch of rows against the contract.
 
     Parameters
@@ -316,6 +355,12 @@ def check_batch(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = N
         Other columns that must exist.
     first_row : int
         Row number in the file of the batch's first row (for the example).
+    design_weight : str, optional
+        The design-weight column of a labelled sample: on every labelled row a finite number > 0
+        (the inverse of the row's inclusion probability); unlabelled rows are not read.
+    partial_labels : bool
+        True for a monitored period, whose labelled rows may be a sample: a null label marks an
+        unlabelled row. False (an evaluation, a reference window): a null label is an error.
 
     Raises
     ------
@@ -336,7 +381,8 @@ def check_batch(batch: pa.RecordBatch | pa.Table, path, *, label: str | None = N
 this batch (rows 0-1 of the file), e.g. row 1: label='z'. Add the class to the class list (labels) or drop these rows.
     """
     for p in row_problems(batch, path, label=label, prediction=prediction, scores=scores, weight=weight, price=price,
-                          labels=labels, columns_needed=columns_needed):
+                          labels=labels, columns_needed=columns_needed, design_weight=design_weight,
+                          partial_labels=partial_labels):
         i = int(np.flatnonzero(p.mask)[0])
         raise problem_error(path, p, int(np.count_nonzero(p.mask)), first_row + i, batch, i,
                             (first_row, first_row + batch.num_rows - 1))

@@ -58,8 +58,9 @@ class Columns:
 
     Per-class scores of a multiclass model are the columns ``score_prefix + str(class)``
     (``score_a``, ``score_b``, ...); a number class also finds the column of the same number written
-    the other way (``score_1`` for the class 1.0, :meth:`class_score_columns`). ``weight`` and
-    ``price`` are off (None) unless named.
+    the other way (``score_1`` for the class 1.0, :meth:`class_score_columns`). ``weight``,
+    ``price`` and ``design_weight`` (a monitored period's labelled sample: each labelled row's
+    inverse inclusion probability) are off (None) unless named.
 
     Examples
     --------
@@ -76,6 +77,7 @@ class Columns:
     weight: str | None = None
     price: str | None = None
     features: tuple[str, ...] = ()
+    design_weight: str | None = None
 
     def class_score_columns(self, labels: Iterable, names: Sequence[str] = ()) -> list[str]:
         """Names of the per-class score columns for ``labels``, in that order.
@@ -122,10 +124,12 @@ class Layout:
     weight: str | None = None
     features: list[str] = field(default_factory=list)
     id: str | None = None
+    design_weight: str | None = None
 
     def used(self) -> list[str]:
         """Every column this layout reads, once each."""
-        cols = [self.label, self.prediction, *self.scores, self.price, self.weight, *self.features, self.id]
+        cols = [self.label, self.prediction, *self.scores, self.price, self.weight, *self.features, self.id,
+                self.design_weight]
         return [c for c in dict.fromkeys(cols) if c]
 
     def as_dict(self) -> dict:
@@ -248,7 +252,7 @@ def resolve_layout(schema: pa.Schema, task: str, columns: Columns = Columns(), *
         leaves it empty; multiclass takes the classes named by the score columns, in schema
         order (:func:`score_column_classes`).
     require : iterable of str
-        Roles whose column must exist: any of "label", "prediction", "weight", "price", "id",
+        Roles whose column must exist: any of "label", "prediction", "weight", "price", "design_weight", "id",
         "period", "features" (every listed feature). Other roles are optional: a column that is
         absent is left out (None).
     predictions : bool
@@ -308,9 +312,11 @@ def resolve_layout(schema: pa.Schema, task: str, columns: Columns = Columns(), *
                                   f"A {task} evaluation needs the score column{'s' if task != 'binary' else ''} "
                                   f"{wanted!r} or the prediction column {columns.prediction!r}.{other}",
                                   guess=not other)
-    optional = {r: getattr(columns, r) if getattr(columns, r) in names else None for r in ("price", "weight", "id")}
+    optional = {r: getattr(columns, r) if getattr(columns, r) in names else None
+                for r in ("price", "weight", "id", "design_weight")}
     return Layout(task, classes or [], columns.label if columns.label in names else None, prediction, scores,
-                  optional["price"], optional["weight"], [f for f in columns.features if f in names], optional["id"])
+                  optional["price"], optional["weight"], [f for f in columns.features if f in names], optional["id"],
+                  optional["design_weight"])
 
 
 def _score_columns(schema: pa.Schema, task: str, columns: Columns, classes: list | None, where

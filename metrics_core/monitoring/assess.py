@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -14,12 +16,16 @@ from metrics_core.checks.frames import as_frame
 from metrics_core.contract import Columns
 from metrics_core.dataset import resolve_class_list
 from metrics_core.errors import InputError
+from metrics_core.monitoring import labelled
+from metrics_core.monitoring.calibration_map import cached_calibration_map
 from metrics_core.monitoring.estimate import assess_estimate
 from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_alert
 from metrics_core.monitoring.period import Bins, PeriodStats
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
 from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
+from metrics_core.drift import drift_table
+from metrics_core.monitoring.survey import SampleWarning
 from metrics_core.price import price_impact_binned
 from metrics_core.significance import TestResult
 
@@ -94,6 +100,33 @@ def _headline(reference: PeriodStats, current: PeriodStats, metric: str, ref_rep
     ref_interval = ref_report.intervals.get(metric) if ref_report is not None else None
     return Headline(metric, cur_report.metrics[metric], cur_report.intervals.get(metric), ref_value, ref_interval,
                     int(current.label_counts.sum()), int(reference.label_counts.sum()) if ref_report is not None else 0)
+
+
+def _sample(reference: PeriodStats, current: PeriodStats, metric: str, p: AlertPolicy, lag, ref_report, options
+            ) -> "labelled.SampleAssessment | None":
+    """The labelled sample's estimates for the whole delivery (:func:`.labelled.assess_sample`), or None
+    when the period is fully labelled without design weights (measured as it is) or has no labels."""
+    if not labelled.is_sample(current):
+        return None
+    cal_map = cached_calibration_map(reference, 100, options.get("seed", 0))  # assess_estimate's (cached) fit
+    # With unequal design weights the calibration tests (on the labelled rows as they are) are left out,
+    # so nothing vouches for the map on this period: the design-based estimate alone is used.
+    rejects = labelled.unequal_weights(current) or _calibration_alerts(lag.tests, p)
+    ref_value = ref_report.metrics.get(metric) if ref_report is not None else None
+    ref_interval = ref_report.intervals.get(metric) if ref_report is not None else None
+    return labelled.assess_sample(reference, current, metric, p, cal_map=cal_map,
+                                  reliable=lag.metrics.get("estimated/reliable") == 1.0, calibration_alerts=rejects,
+                                  ref_value=ref_value, ref_interval=ref_interval, beta=options.get("beta", 1.0))
+
+
+def _calibration_alerts(tests: Mapping[TestKey, TestResult], p: AlertPolicy) -> bool:
+    """Whether a calibration-change test of the period alerts as the alert rule judges it (its
+    p-values corrected together at ``alpha``, the effect past ``calibration_change``)."""
+    if not tests:
+        return False
+    table = drift_table({k.name: t for k, t in tests.items()}, {k.name: p.threshold(k.kind) for k in tests},
+                        p.correction, p.alpha)
+    return bool(table["drift"].fill_null(False).any())
 
 
 def _headline_metrics(metric: str, headline: Headline | None, decision: Alert) -> dict:
@@ -189,20 +222,37 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     """
     p = AlertPolicy.of(policy)
     options = {"level": p.level, **dict(report_options or {})}
-    tests = run_tests(reference, current)
+    current = labelled.without_labels(current)  # a label column without a label: a period without labels
     metric = headline_metric or DEFAULT_HEADLINE
     cur_report = _report(current, options)
-    headline = _headline(reference, current, metric, _report(reference, options), cur_report)
+    ref_report = _report(reference, options)
+    headline = _headline(reference, current, metric, ref_report, cur_report)
     lag = assess_estimate(reference, current, metric, beta=options.get("beta", 1.0), level=p.level,
                           seed=options.get("seed", 0), score_shift=p.score_shift)  # label lag and calibration
+    sample = _sample(reference, current, metric, p, lag, ref_report, options)
+    tests = run_tests(reference, current if sample is None else sample.current)
+    if sample is not None and sample.unequal:  # the calibration tests read the labelled rows unweighted
+        lag = dataclasses.replace(lag, tests={}, metrics={k: v for k, v in lag.metrics.items()
+                                                          if not k.startswith("perf/")})
     tests.update(lag.tests)
+    if sample is not None and sample.headline is not None:
+        headline = sample.headline
+    elif sample is not None and sample.unequal and headline is not None:
+        # the labelled rows as they are would misstate a metric the estimators cannot weight (not count-based)
+        warnings.warn(f"headline_metric: {metric!r} is not a count-based metric, so it cannot be estimated for the "
+                      "whole delivery from a labelled sample with unequal weights; the headline test of this period "
+                      "is skipped. Choose a count-based headline (e.g. balanced_accuracy) to judge it.",
+                      SampleWarning, stacklevel=2)
+        headline = None
     total = current.n_rows + current.n_new_class_rows
     new = {c: (v[0], v[0] / total) for c, v in current.new_classes.items()}
     decision = decide_alert(tests, p, headline or lag.headline, new)  # no labels: the estimated headline
     metrics: dict = {"n_rows": current.n_rows, "n_rows_reference": reference.n_rows}
     if cur_report is not None:
-        metrics.update({f"perf/{k}": v for k, v in cur_report.metrics.items()})
+        metrics.update({f"perf/{k}": v for k, v in (cur_report.metrics if sample is None else sample.perf).items()})
     metrics.update(lag.metrics)
+    if sample is not None:
+        metrics.update(sample.metrics)
     metrics.update(_headline_metrics(metric, headline, decision))
     metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])})
     metrics.update(_test_metrics(tests))
@@ -211,12 +261,15 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
         metrics.update({f"new_class/{c}": v[0] for c, v in current.new_classes.items()})
     metrics.update({"n_tests": decision.table.height, "n_alert_reasons": len(decision.reasons),
                     "alert": float(decision.alert)})
-    tables = {"drift_table.json": decision.table, "per_class_monitoring.json": _per_class(reference, current, tests)}
-    impact = price_impact_binned(current, p.alpha)
+    tested = current if sample is None else sample.current
+    tables = {"drift_table.json": decision.table, "per_class_monitoring.json": _per_class(reference, tested, tests)}
+    impact = price_impact_binned(tested, p.alpha)
     if impact is not None:
         tables["price_impact.json"] = impact
-    if cur_report is not None and cur_report.per_class is not None:
+    if cur_report is not None and cur_report.per_class is not None and not (sample is not None and sample.unequal):
         tables["per_class_performance.json"] = cur_report.per_class
+    if sample is not None and sample.next_sample is not None:
+        tables["next_sample.json"] = sample.next_sample
     return PeriodAssessment(decision, tests, headline, metrics, tables, reference, current, metric, cur_report)
 
 
@@ -235,7 +288,8 @@ def _columns(columns: Columns | Mapping | None) -> Columns:
 def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str = "multiclass",
                   labels: list | None = None, columns: Columns | Mapping | None = None, positive_class: Any = 1,
                   headline_metric: str | None = None, bins: Bins = Bins(), threshold: float = 0.5,
-                  report_options: Mapping | None = None, classes: str = "open") -> PeriodAssessment:
+                  report_options: Mapping | None = None, classes: str = "open",
+                  design_weight: str | None = None) -> PeriodAssessment:
     """Monitor one period against a reference in memory: the same result the monitor_period flow logs.
 
     Parameters
@@ -274,6 +328,12 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         ``"open"``: rows of ``current`` whose label or prediction is outside the class list are
         counted, left out and reported ("class 'X' appeared: N rows (p% of the period)", an alert
         reason); ``"closed"``: they are an error. The reference is always closed.
+    design_weight : str, optional
+        The column of ``current`` holding each labelled row's design weight (the inverse of its
+        inclusion probability in the labelled sample; same as ``columns={"design_weight": ...}``).
+        A null label in ``current`` marks an unlabelled row: its labelled rows are a sample, and
+        the label metrics are estimated for the whole period (docs/label-lag.md). Without design
+        weights the labelled rows are taken as a simple random sample within each predicted class.
 
     Returns
     -------
@@ -308,12 +368,17 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
     for table, where in ((ref, "reference"), (cur, "current")):
         contract.check_label_spelling(table.column_names, cols.label, where)
     class_list = resolve_class_list(ref, task, cols, labels=labels, positive_class=positive_class, where="reference")
+    if design_weight is not None:
+        cols = dataclasses.replace(cols, design_weight=design_weight)
     named = [role for role in ("price", "weight") if getattr(cols, role)]  # named: meant to be there
     layouts = [contract.resolve_layout(t.schema, task, cols, labels=class_list, require=named, where=w)
                for t, w in ((ref, "reference"), (cur, "current"))]
     contract.check_same_schema(ref.schema, cur.schema, layouts[0], reference="reference", current="current")
+    if cols.design_weight and cols.design_weight not in cur.column_names:
+        raise contract.missing_columns("current", {cols.design_weight: "design_weight"}, cur.column_names)
     stats = [scan_period(t, task, class_list, bins, label=lay.label, prediction=lay.prediction, scores=lay.scores,
                          price=lay.price, weight=lay.weight, threshold=threshold, where=w,
-                         open_classes=w == "current" and classes == "open")
+                         open_classes=w == "current" and classes == "open", partial_labels=w == "current",
+                         design_weight=cols.design_weight if w == "current" else None)
              for t, lay, w in zip((ref, cur), layouts, ("reference", "current"))]
     return assess_stats(*stats, policy, headline_metric=headline_metric, report_options=report_options)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,7 +14,10 @@ from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.errors import InputError
 from metrics_core.stats import BinaryStats, MulticlassStats
 
-__all__ = ["Bins", "PeriodStats", "update", "binned", "class_name", "MAX_CELL_CLASSES"]
+if TYPE_CHECKING:  # (sample.py reads this module's Bins: imported where used, not at the top)
+    from metrics_core.monitoring.sample import SampleStats
+
+__all__ = ["Bins", "PeriodStats", "update", "binned", "class_name", "MAX_CELL_CLASSES", "SAMPLE_BINS", "sample_bins"]
 
 #: Most classes for which the per-cell price histograms (Annex E) are kept (memory K x K x bins).
 MAX_CELL_CLASSES = 30
@@ -192,6 +196,12 @@ class PeriodStats:
         (:func:`~metrics_core.monitoring.scan.scan_period` with ``open_classes=True``): class (as
         text) -> ``(rows, rows labelled so, rows predicted so)``. Those rows are left out of every
         other statistic (``n_rows`` does not count them; :attr:`n_new_class_rows` does).
+    sample : SampleStats, optional
+        A monitored period's labelled sample (:func:`update` with ``labelled_sample``): its design
+        statistics by stratum (the predicted class), predicted class, coarse score bin and label,
+        and the rows of every stratum. Then ``label_counts``, ``performance``, ``calibration``,
+        ``positives_by_pred`` and ``price_cells`` hold the labelled rows only, every other
+        statistic all rows.
 
     Merge (:meth:`merge`) is the element-wise sum, so statistics of batches, files and Dask
     partitions add up to those of one pass; bins, task and class list must agree.
@@ -213,6 +223,7 @@ class PeriodStats:
     score_by_pred: np.ndarray | None = None
     positives_by_pred: np.ndarray | None = None
     new_classes: dict = field(default_factory=dict)
+    sample: SampleStats | None = None
 
     def merge(self, other: "PeriodStats") -> "PeriodStats":
         """The statistics of both parts (element-wise sum); an InputError when bins, task or class
@@ -234,6 +245,10 @@ class PeriodStats:
                              else self.calibration.merge(other.calibration),
                              _add(self.score_by_pred, other.score_by_pred),
                              _add(self.positives_by_pred, other.positives_by_pred))
+        if self.sample is not None or other.sample is not None:
+            if self.sample is None or other.sample is None:
+                raise InputError("Cannot merge period statistics with and without a labelled sample.")
+            merged = dataclasses.replace(merged, sample=self.sample.merge(other.sample))
         if not (self.new_classes or other.new_classes):
             return merged
         return dataclasses.replace(merged, new_classes=_merge_new(self.new_classes, other.new_classes))
@@ -248,12 +263,18 @@ class PeriodStats:
         """Whether the period had labels."""
         return self.label_counts is not None
 
+    @property
+    def n_labelled(self) -> int:
+        """Labelled rows (all rows of a fully labelled period; 0 without labels)."""
+        return 0 if self.label_counts is None else int(self.label_counts.sum())
+
     def prevalence(self, source: str = "pred") -> np.ndarray:
-        """Share of rows per class on ``"label"`` or ``"pred"`` (nan without labels)."""
+        """Share of rows per class on ``"label"`` (of the labelled rows) or ``"pred"`` (nan without labels)."""
         counts = self.pred_counts if source == "pred" else self.label_counts
-        if counts is None or self.n_rows == 0:
+        total = self.n_rows if source == "pred" else self.n_labelled
+        if counts is None or total == 0:
             return np.full(self.labels.size, np.nan)
-        return counts / self.n_rows
+        return counts / total
 
     def score_distribution(self, s: int) -> ScoreCounts | None:
         """Score column ``s`` as a ScoreCounts at the bin points (empty bins dropped)."""
@@ -279,9 +300,35 @@ class PeriodStats:
         return names[1:] if self.task == "binary" else names
 
 
+#: Coarse score bins of a labelled sample's statistics: the resolution of the reference's per-class
+#: calibration map (:func:`~metrics_core.monitoring.calibration_map.fit_calibration_map`), whose
+#: probabilities the model-assisted estimate reads per bin.
+SAMPLE_BINS = 100
+
+
+def sample_bins(bins: Bins, scores: np.ndarray | None, pred_idx: np.ndarray, task: str) -> tuple[np.ndarray, int]:
+    """Each row's coarse bin of the score its prediction rests on (binary: the positive-class score,
+    multiclass: the predicted class's), and the number of bins: the fine bins summed as
+    :func:`~metrics_core.monitoring.calibration_map.coarsen` sums them to :data:`SAMPLE_BINS`. One bin
+    without scores or with a score range other than [0, 1] (no calibration map there).
+
+    >>> sample_bins(Bins(), np.array([[0.2, 0.8], [0.999, 0.001]]), np.array([1, 0]), "multiclass")[0].tolist()
+    [80, 99]
+    """
+    from metrics_core.monitoring.sample import score_bin
+
+    if scores is None or tuple(bins.score_range) != (0.0, 1.0):
+        return np.zeros(pred_idx.size, np.int64), 1
+    own = scores[:, 0] if task == "binary" else scores[np.arange(pred_idx.size), pred_idx]
+    b = bins.score_bins
+    n_bins = SAMPLE_BINS if b % SAMPLE_BINS == 0 and b > SAMPLE_BINS else b
+    return score_bin(own, n_bins, bins), n_bins
+
+
 def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, label_idx: np.ndarray | None = None,
            scores: np.ndarray | None = None, price: np.ndarray | None = None, weight: np.ndarray | None = None,
-           threshold: float = 0.5) -> PeriodStats:
+           threshold: float = 0.5, design_weight: np.ndarray | None = None,
+           labelled_sample: bool = False) -> PeriodStats:
     """The statistics of one batch (the 'update' step of monitoring).
 
     Parameters
@@ -304,6 +351,16 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         Row weights (expenditure), summed per predicted class.
     threshold : float
         Binary: the decision threshold recorded with the performance statistics.
+    design_weight : numpy.ndarray of float, shape (N,), optional
+        With ``labelled_sample``: each labelled row's design weight (the inverse of its
+        inclusion probability); None = 1 (a simple random sample within each predicted class).
+    labelled_sample : bool
+        A monitored period whose labels may be a sample: a negative ``label_idx`` marks an
+        unlabelled row. ``sample`` then holds the design statistics
+        (:func:`~metrics_core.monitoring.sample.sample_update`: strata = predicted classes, bins
+        of :func:`sample_bins`), the label statistics the labelled rows and every other statistic
+        all rows. A batch whose rows are all labelled gives the same statistics as without it,
+        plus ``sample``.
 
     Returns
     -------
@@ -319,6 +376,33 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
     >>> s.pred_counts.tolist(), s.label_counts.tolist(), int(s.score_counts.sum())
     ([1, 2], [2, 1], 3)
     """
+    from metrics_core.monitoring.sample import sample_update
+
+    if not labelled_sample or label_idx is None:
+        return _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
+                       threshold=threshold)
+    on = label_idx >= 0
+    bin_idx, n_bins = sample_bins(bins, scores, pred_idx, task)
+    sample = sample_update(pred_idx, pred_idx, bin_idx, np.where(on, label_idx, -1), design_weight, None,
+                           strata=tuple(class_name(x) for x in labels), n_classes=labels.size, n_bins=n_bins)
+    if on.all():
+        out = _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
+                      threshold=threshold)
+    else:
+        out = _update(task, labels, bins, pred_idx, scores=scores, price=price, weight=weight, threshold=threshold)
+        lab = _update(task, labels, bins, pred_idx[on], label_idx=label_idx[on],
+                      scores=None if scores is None else scores[on], price=None if price is None else price[on],
+                      threshold=threshold)
+        out = dataclasses.replace(out, label_counts=lab.label_counts, performance=lab.performance,
+                                  calibration=lab.calibration, positives_by_pred=lab.positives_by_pred,
+                                  price_cells=lab.price_cells)
+    return dataclasses.replace(out, sample=sample)
+
+
+def _update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, label_idx: np.ndarray | None = None,
+            scores: np.ndarray | None = None, price: np.ndarray | None = None, weight: np.ndarray | None = None,
+            threshold: float = 0.5) -> PeriodStats:
+    """:func:`update` of one batch without a labelled sample."""
     k = labels.size
     n = pred_idx.size
     pred_counts = np.bincount(pred_idx, minlength=k).astype(np.int64)

@@ -15,7 +15,10 @@ from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
 
-__all__ = ["scan_period"]
+__all__ = ["scan_period", "UNLABELLED"]
+
+#: The label index of an unlabelled row of a monitored period (-1 is a label outside the class list).
+UNLABELLED = -2
 
 
 def _class_indices(batch: pa.RecordBatch, path, first_row: int, labels: np.ndarray, checks: dict,
@@ -29,17 +32,19 @@ def _class_indices(batch: pa.RecordBatch, path, first_row: int, labels: np.ndarr
     check_batch(batch, path, first_row=first_row, **checks)
     found = [None if col is None else class_indices(batch.column(col), labels)
              for col in (checks["label"], checks["prediction"])]
+    if checks["partial_labels"] and found[0] is not None and batch.column(checks["label"]).null_count:
+        found[0][np.asarray(batch.column(checks["label"]).is_null())] = UNLABELLED
     if not open_classes and (_outside(batch, *found) & _counted(batch, checks)).any():
         check_batch(batch, path, first_row=first_row, labels=labels.tolist(), **checks)
     return found[0], found[1]
 
 
 def _outside(batch: pa.RecordBatch, label_idx: np.ndarray | None, pred_idx: np.ndarray | None) -> np.ndarray:
-    """Rows whose label or prediction is outside the class list."""
+    """Rows whose label or prediction is outside the class list (an unlabelled row is not)."""
     out = np.zeros(batch.num_rows, dtype=bool)
     for idx in (label_idx, pred_idx):
         if idx is not None:
-            out |= idx < 0
+            out |= idx == -1
     return out
 
 
@@ -61,7 +66,7 @@ def _new_classes(batch: pa.RecordBatch, checks: dict, label_idx: np.ndarray | No
     for role, idx in (("label", label_idx), ("prediction", pred_idx)):
         if idx is not None:
             vals = np.array([class_name(v) for v in batch.column(checks[role]).filter(sel).to_pylist()], dtype=object)
-            seen[role] = (vals, idx[new] < 0)
+            seen[role] = (vals, idx[new] == -1)
     names = sorted({v for vals, bad in seen.values() for v in vals[bad]})
     none = np.zeros(int(new.sum()), dtype=bool)
     counts = {}
@@ -99,7 +104,8 @@ def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bin
     if pred_idx is None:
         pred_idx = predicted_class(s, task, threshold).astype(np.int64, copy=False)
     out = update(task, labels, bins, pred_idx, label_idx=label_idx, scores=s, price=floats(checks["price"]),
-                 weight=floats(checks["weight"]), threshold=threshold)
+                 weight=floats(checks["weight"]), threshold=threshold, design_weight=floats(checks["design_weight"]),
+                 labelled_sample=checks["partial_labels"])
     return dataclasses.replace(out, new_classes=counts) if counts else out
 
 
@@ -107,7 +113,8 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                 prediction: str | None = None, scores: Sequence[str] = (), price: str | None = None,
                 weight: str | None = None, threshold: float = 0.5, filter=None, batch_rows: int = 262_144,
                 progress: Callable[[int], None] | None = None, where: str = "table",
-                open_classes: bool = False, threads: int | None = None) -> PeriodStats:
+                open_classes: bool = False, threads: int | None = None, partial_labels: bool = False,
+                design_weight: str | None = None) -> PeriodStats:
     """:class:`PeriodStats` of a dataset in ONE pass over its batches (:func:`metrics_core.dataset.scan_batches`).
 
     Parameters
@@ -146,6 +153,15 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         Threads computing batch statistics (:func:`metrics_core.dataset.parallel.scan_batches`;
         None: :func:`~metrics_core.threads.default_threads`); the batches merge in file order
         whatever the number, so the result does not depend on it.
+    partial_labels : bool
+        A monitored period whose labelled rows may be a sample: a null label marks an unlabelled
+        row (:func:`metrics_core.contract.check_batch`), and the statistics carry the labelled
+        sample's (``PeriodStats.sample``, :func:`~metrics_core.monitoring.period.update`). False
+        (a reference window): a null label is an error.
+    design_weight : str, optional
+        With ``partial_labels``: the column of each labelled row's design weight (the inverse of
+        its inclusion probability; > 0 on every labelled row). None: the labelled rows are a
+        simple random sample within each predicted class.
 
     Returns
     -------
@@ -169,10 +185,14 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                          "(or the data has neither).")
     if task == "multiclass" and scores and len(scores) != labels.size:
         raise InputError(f"scores: one score column per class is needed ({labels.size}), got {len(scores)}.")
-    needed = [c for c in (label, prediction, price, weight) if c] + scores
+    if design_weight is not None and not partial_labels:
+        raise InputError("design_weight: design weights belong to a monitored period's labelled sample "
+                         "(partial_labels=True); a reference window is fully labelled and read without them.")
+    needed = [c for c in (label, prediction, price, weight, design_weight) if c] + scores
     in_memory = isinstance(source, pa.Table)
     data = source if in_memory else open_dataset(source)
-    checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price)
+    checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price,
+                  design_weight=design_weight, partial_labels=partial_labels)
 
     def batch_stats(batch: pa.RecordBatch, path: str, first_row: int) -> PeriodStats:
         label_idx, pred_idx = _class_indices(batch, path, first_row, labels, checks, open_classes)

@@ -108,7 +108,8 @@ def columns_of(spec: RunSpec) -> Columns:
     """The spec's column map as the contract's :class:`metrics_core.contract.Columns`."""
     c = spec.columns
     return Columns(label=c.label, prediction=c.prediction, score=c.score, score_prefix=c.score_prefix, id=c.id,
-                   period=c.period, weight=c.weight, price=c.price, features=tuple(c.features))
+                   period=c.period, weight=c.weight, price=c.price, features=tuple(c.features),
+                   design_weight=c.design_weight)
 
 
 def source_for(spec: RunSpec, which: str, period: str | None = None) -> tuple[str, object | None]:

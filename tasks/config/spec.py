@@ -98,6 +98,10 @@ class ColumnMap(_Model):
     period: str = "period"
     weight: str | None = Field("weight", description="Row weight, e.g. expenditure (ONS); None = unweighted.")
     price: str | None = Field("price", description="Price column for the Annex E/F price checks; None = none.")
+    design_weight: str | None = Field("design_weight", description="Monitoring: each labelled row's design "
+                                      "weight, the inverse of its inclusion probability in the period's labelled "
+                                      "sample (a null label marks an unlabelled row); absent = the labelled rows "
+                                      "are a simple random sample within each predicted class; None = none.")
     features: list[str] = Field(default_factory=list, description="Model input columns (e.g. [title]); "
                                 "used to run a model and for leakage/representativeness checks.")
 
@@ -389,6 +393,7 @@ columns:                        # column roles: the defaults; a default column t
   score_prefix: score_          # multiclass scores: score_<class>; binary: score
   price: price                  # price: null = no price column (a name other than the default must exist)
   weight: weight                # expenditure weight; weight: null = unweighted
+  design_weight: design_weight  # monitoring: a labelled row's 1 / inclusion probability (labelled samples)
   period: period
   features: []                  # model inputs, e.g. [title]: needed to score with model_uri
 labels: null                    # class list; null = distinct labels of the reference

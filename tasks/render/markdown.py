@@ -49,7 +49,7 @@ def summary_markdown(plan: "Plan", a: "PeriodAssessment", period_column: str, po
              f"- reference: `{plan.reference}`", f"- current: `{plan.current}`"
              + (f" (rows where {period_column} = {plan.period})" if plan.current_filter is not None else ""),
              f"- rows: {a.metrics.get('n_rows')} (reference {a.metrics.get('n_rows_reference')})",
-             f"- labels in this period: {'yes' if plan.cur_layout.label else 'no (performance not measured)'}",
+             f"- labels in this period: {_labels_clause(a.metrics, bool(plan.cur_layout.label))}",
              f"- alert: **{'RETRAIN' if d.alert else 'none'}**", ""]
     if d.reasons:
         lines += ["## Reasons", ""] + [f"- {r}" for r in d.texts] + [""]
@@ -58,6 +58,23 @@ def summary_markdown(plan: "Plan", a: "PeriodAssessment", period_column: str, po
         lines += [f"Headline {h.metric}: {h.value:.4f} (interval {h.low:.4f} - {h.high:.4f}), floor {h.floor:.4f}.", ""]
     lines += ["## Policy", "", policy_sentence(policy)]
     return "\n".join(lines) + "\n"
+
+
+def _labels_clause(metrics: dict, has_column: bool) -> str:
+    """Whether the period had labels; for a labelled sample its size, effective size, which estimate
+    the alert read, and the rows to label next period (docs/label-lag.md).
+
+    >>> _labels_clause({"sample/labelled_rows": 282.0, "sample/effective_n": 190.4, "sample/next_rows": 412.0,
+    ...                 "sample/alert_uses_model_assisted": 0.0}, True)
+    'a sample of 282 rows (effective 190), metrics estimated for the whole delivery (the alert reads the design-based estimate); label next period: 412 rows (next_sample.json)'
+    """
+    if "sample/labelled_rows" not in metrics:
+        return "yes" if has_column else "no (performance not measured)"
+    which = "model-assisted" if metrics.get("sample/alert_uses_model_assisted") == 1.0 else "design-based"
+    return (f"a sample of {int(metrics['sample/labelled_rows']):,} rows (effective "
+            f"{_num(metrics, 'sample/effective_n'):,.0f}), metrics estimated for the whole delivery (the alert reads "
+            f"the {which} estimate); label next period: {int(_num(metrics, 'sample/next_rows')):,} rows "
+            "(next_sample.json)")
 
 
 def policy_sentence(policy) -> str:
@@ -95,10 +112,16 @@ def _headline_sentence(metrics: dict, headline: str) -> str:
     >>> _headline_sentence({"estimated/balanced_accuracy": 0.902, "estimated/reliable": 0.0,
     ...                     "estimated/score_shift": 0.097, "estimated/support_share": 1.0}, "balanced_accuracy")
     "no labels in this period; balanced_accuracy estimated from the scores and the reference's calibration: 0.902, UNRELIABLE: the period's scores moved beyond what the reference's calibration vouches for (shift of the predicted classes' own scores 0.097, 100% of rows in score bins the reference covers), so the labels may show a very different value"
+    >>> _headline_sentence({"balanced_accuracy": 0.939, "sample/labelled_rows": 627.0}, "balanced_accuracy")
+    'labels on a sample of 627 rows; balanced_accuracy estimated for the whole delivery: 0.939'
     >>> _headline_sentence({}, "balanced_accuracy")
     'no labels in this period, so performance was not measured'
     """
     value = _num(metrics, headline)
+    sampled = _num(metrics, "sample/labelled_rows")
+    if value == value and sampled == sampled:
+        return (f"labels on a sample of {int(sampled):,} rows; {headline} estimated for the whole delivery: "
+                f"{value:.3f}" + _qualifiers(metrics, headline))
     if value == value:
         return f"labels present: {headline} {value:.3f}" + _qualifiers(metrics, headline)
     estimate = _num(metrics, ESTIMATE_PREFIX + headline)

@@ -223,3 +223,24 @@ def test_the_schedule_passes_the_period_its_cron_matches(cron, period, tmp_path)
     assert monitor.schedules[0].parameters == {"period": period}
     with pytest.raises(ValueError, match="5 fields"):
         scheduled_period("@daily")
+
+
+def test_labels_arrive_when_the_label_column_holds_a_label(tmp_path):
+    """A period logged without labels is assessed again once its delivery has labels: a label column
+    with at least one label, not a label column that is all null (a sample not labelled yet)."""
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    from tasks.monitor import labels_arrived
+
+    spec = load_spec({"data": {"reference": str(tmp_path / "ref.parquet"),
+                               "current": str(tmp_path / "{period}.parquet")}})
+    logged = SimpleNamespace(metrics={"estimated/balanced_accuracy": 0.9})
+    frame = pl.DataFrame({"prediction": ["a", "b", "a"], "label": pl.Series([None, None, None], dtype=pl.String)})
+    frame.drop("label").write_parquet(tmp_path / "2024-07.parquet")
+    assert not labels_arrived.fn(spec, "2024-07", logged)
+    frame.write_parquet(tmp_path / "2024-07.parquet")
+    assert not labels_arrived.fn(spec, "2024-07", logged)
+    frame.with_columns(label=pl.Series(["a", None, None])).write_parquet(tmp_path / "2024-07.parquet")
+    assert labels_arrived.fn(spec, "2024-07", logged)

@@ -395,3 +395,48 @@ def test_monitoring_scan_uses_the_same_checks(tmp_path):
         scan_period(path, "multiclass", ["a", "b"], Bins(), **kw)
     stats = scan_period(path, "multiclass", ["a", "b"], Bins(), **{**kw, "prediction": None})
     assert stats.pred_counts.tolist() == [2, 2]  # argmax of the scores
+
+
+# ------------------------------------------------------------------------------------------------
+# A monitored period's labelled sample: null labels, design weights
+# ------------------------------------------------------------------------------------------------
+
+def test_null_labels_are_unlabelled_rows_only_in_a_monitored_period(tmp_path):
+    batch = pa.record_batch({"label": ["a", None, "b", None], "score": [0.2, 0.4, 0.9, 0.7]})
+    ct.check_batch(batch, "d.parquet", label="label", labels=["a", "b"], partial_labels=True)  # no error
+    with pytest.raises(mc.InputError, match=r"null label in 2 row\(s\).*a monitored period's delivery may carry "
+                                            r"labels on a sample"):
+        ct.check_batch(batch, "d.parquet", label="label", labels=["a", "b"])
+    # a label outside the class list is still an error in a sample
+    with pytest.raises(mc.InputError, match="label not in the class list"):
+        ct.check_batch(pa.record_batch({"label": ["a", None, "z"]}), "d", label="label", labels=["a", "b"],
+                       partial_labels=True)
+    # the reference window of a monitoring scan (and an evaluation's scan) keep the error
+    path = tmp_path / "ref.parquet"
+    pq.write_table(pa.Table.from_batches([batch]), path)
+    with pytest.raises(mc.InputError, match="null label in 2 row"):
+        scan_period(path, "binary", ["a", "b"], label="label", scores=["score"])
+    with pytest.raises(mc.InputError, match="null label in 2 row.*labelled samples"):
+        quiet(scan_stats, path, "binary", ct.Columns(label="label", score="score"), labels=["a", "b"], pos_label="b")
+    stats = scan_period(path, "binary", ["a", "b"], label="label", scores=["score"], partial_labels=True)
+    assert stats.n_rows == 4 and stats.n_labelled == 2 and stats.performance.confusion.matrix.sum() == 2
+
+
+@pytest.mark.parametrize("value, problem", [(0.0, "non-positive design weight"), (-2.0, "non-positive design weight"),
+                                            (float("nan"), "NaN, infinite or non-positive"),
+                                            (None, "null design_weight on a labelled row")])
+def test_a_bad_design_weight_on_a_labelled_row_names_column_count_and_example(value, problem):
+    batch = pa.record_batch({"label": ["a", "b", None, "a", "b"], "dw": pa.array([2.0, value, None, value, 4.0],
+                                                                               pa.float64())})
+    with pytest.raises(mc.InputError, match=re.escape(problem) + r".* in 2 row\(s\).*e\.g\. row 1: label='b'") as err:
+        ct.check_batch(batch, "d.parquet", label="label", labels=["a", "b"], design_weight="dw", partial_labels=True)
+    assert "column 'dw'" in str(err.value)
+    # the unlabelled row's null is not read; unlabelled rows may carry anything there
+    ct.check_batch(pa.record_batch({"label": ["a", None, None], "dw": [2.0, None, float("nan")]}), "d",
+                   label="label", labels=["a", "b"], design_weight="dw", partial_labels=True)
+
+
+def test_design_weights_are_not_read_from_a_reference_window():
+    table = pa.table({"label": ["a", "b"], "score": [0.1, 0.9], "dw": [1.0, 2.0]})
+    with pytest.raises(mc.InputError, match="design_weight: design weights belong to a monitored period"):
+        scan_period(table, "binary", ["a", "b"], label="label", scores=["score"], design_weight="dw")
