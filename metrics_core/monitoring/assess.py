@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -14,11 +15,13 @@ from metrics_core.checks.frames import as_frame
 from metrics_core.contract import Columns
 from metrics_core.dataset import resolve_class_list
 from metrics_core.errors import InputError
-from metrics_core.monitoring.estimate import assess_estimate
+from metrics_core.monitoring.calibration_map import cached_calibration_map
+from metrics_core.monitoring.estimate import assess_estimate, calibration_change
 from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_alert
 from metrics_core.monitoring.period import Bins, PeriodStats
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
+from metrics_core.monitoring.segments import SegmentTests, segment_metrics, segment_table, segment_tests
 from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
 from metrics_core.price import price_impact_binned
 from metrics_core.significance import TestResult
@@ -44,7 +47,9 @@ class PeriodAssessment:
         ``p_adj/<test>``, ``prevalence_label/<class>``, ...); the flow logs these.
     tables : dict of str to polars.DataFrame
         ``drift_table.json``, ``per_class_monitoring.json``, and when available
-        ``price_impact.json`` (ONS Annex E) and ``per_class_performance.json``.
+        ``price_impact.json`` (ONS Annex E), ``per_class_performance.json`` and, with segments,
+        ``segments.json`` (:func:`~metrics_core.monitoring.segments.segment_table`). The report
+        page shows every table here.
     reference, current : PeriodStats
         The statistics compared.
     headline_metric : str
@@ -125,6 +130,7 @@ def _test_metrics(tests: Mapping[TestKey, TestResult]) -> dict:
     shift, ...); per summary metric of the kinds (``worst``), the largest finite |effect| of their
     tests (nan without one)."""
     out = {}
+    tests = {k: t for k, t in tests.items() if not k.segment}
     for key, t in tests.items():
         if KINDS[key.kind].metrics is not None:
             out.update(KINDS[key.kind].metrics(key, t))
@@ -164,6 +170,28 @@ def _per_class(ref: PeriodStats, cur: PeriodStats, tests: Mapping[TestKey, TestR
     return pl.DataFrame(rows)
 
 
+def _segment_tests(reference: PeriodStats, current: PeriodStats, metric: str, options: Mapping,
+                   estimate) -> SegmentTests:
+    """Every segment's tests (:func:`~metrics_core.monitoring.segments.segment_tests`) with its
+    calibration tests and headline: measured with labels, else the label-lag estimate."""
+    if not current.segments:
+        return segment_tests(reference, current)
+
+    def extra(ref: PeriodStats, cur: PeriodStats):
+        cur_report = _report(cur, options)
+        if cur_report is None:  # no labels: the segment's label-lag estimate is its headline
+            lag = estimate(ref, cur)
+            return lag.tests, lag.headline
+        # labelled: the measured headline; of the estimate only its calibration tests are needed
+        boot = inspect.signature(assess_estimate).parameters["n_boot"].default  # the same map as the estimate's
+        cal_map = cached_calibration_map(ref, boot, options.get("seed", 0))
+        tests = {} if cal_map is None or cur.calibration is None else {
+            TestKey("calibration", name): t for name, t in calibration_change(cal_map, cur).items()}
+        return tests, _headline(ref, cur, metric, _report(ref, options), cur_report)
+
+    return segment_tests(reference, current, extra)
+
+
 def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = None, *,
                  headline_metric: str | None = None, report_options: Mapping | None = None) -> PeriodAssessment:
     """Tests, headline and alert decision of a period from its statistics, plus the metrics and tables.
@@ -193,18 +221,25 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     metric = headline_metric or DEFAULT_HEADLINE
     cur_report = _report(current, options)
     headline = _headline(reference, current, metric, _report(reference, options), cur_report)
-    lag = assess_estimate(reference, current, metric, beta=options.get("beta", 1.0), level=p.level,
-                          seed=options.get("seed", 0), score_shift=p.score_shift)  # label lag and calibration
+
+    def estimate(ref: PeriodStats, cur: PeriodStats):  # label lag and calibration
+        return assess_estimate(ref, cur, metric, beta=options.get("beta", 1.0), level=p.level,
+                               seed=options.get("seed", 0), score_shift=p.score_shift)
+
+    lag = estimate(reference, current)
     tests.update(lag.tests)
     total = current.n_rows + current.n_new_class_rows
     new = {c: (v[0], v[0] / total) for c, v in current.new_classes.items()}
-    decision = decide_alert(tests, p, headline or lag.headline, new)  # no labels: the estimated headline
+    seg = _segment_tests(reference, current, metric, options, estimate)
+    decision = decide_alert({**tests, **seg.tests}, p, headline or lag.headline, new,  # no labels: the estimate
+                            segment_headlines=seg.headlines, segment_notes=seg.notes)
     metrics: dict = {"n_rows": current.n_rows, "n_rows_reference": reference.n_rows}
     if cur_report is not None:
         metrics.update({f"perf/{k}": v for k, v in cur_report.metrics.items()})
     metrics.update(lag.metrics)
     metrics.update(_headline_metrics(metric, headline, decision))
-    metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])})
+    metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])
+                    if "@" not in name})  # a segment's tests are summarised (segments/...), not logged one by one
     metrics.update(_test_metrics(tests))
     if current.new_classes:
         metrics["new_class_rows"] = current.n_new_class_rows
@@ -217,6 +252,11 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
         tables["price_impact.json"] = impact
     if cur_report is not None and cur_report.per_class is not None:
         tables["per_class_performance.json"] = cur_report.per_class
+    if current.segments or reference.segments:
+        keys = {k.name: k for k in seg.tests} | {TestKey("headline", metric, s).name: TestKey("headline", metric, s)
+                                                 for s in seg.headlines}
+        tables["segments.json"] = segment_table(decision, keys)
+        metrics.update(segment_metrics(tables["segments.json"], seg))
     return PeriodAssessment(decision, tests, headline, metrics, tables, reference, current, metric, cur_report)
 
 
@@ -235,7 +275,8 @@ def _columns(columns: Columns | Mapping | None) -> Columns:
 def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str = "multiclass",
                   labels: list | None = None, columns: Columns | Mapping | None = None, positive_class: Any = 1,
                   headline_metric: str | None = None, bins: Bins = Bins(), threshold: float = 0.5,
-                  report_options: Mapping | None = None, classes: str = "open") -> PeriodAssessment:
+                  report_options: Mapping | None = None, classes: str = "open",
+                  segments: Sequence[str] = ()) -> PeriodAssessment:
     """Monitor one period against a reference in memory: the same result the monitor_period flow logs.
 
     Parameters
@@ -274,6 +315,12 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         ``"open"``: rows of ``current`` whose label or prediction is outside the class list are
         counted, left out and reported ("class 'X' appeared: N rows (p% of the period)", an alert
         reason); ``"closed"``: they are an error. The reference is always closed.
+    segments : sequence of str
+        Segment columns (e.g. ``["retailer"]``): every test also runs within each value's rows
+        against the same value's rows of the reference, all corrected together; a reason from a
+        segment names it (``retailer=shop_07: ...``). A value absent from the reference, or with
+        fewer than :data:`~metrics_core.monitoring.segments.MIN_SEGMENT_ROWS` rows in either, is
+        named once in :attr:`Alert.notes`, not tested.
 
     Returns
     -------
@@ -314,6 +361,6 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
     contract.check_same_schema(ref.schema, cur.schema, layouts[0], reference="reference", current="current")
     stats = [scan_period(t, task, class_list, bins, label=lay.label, prediction=lay.prediction, scores=lay.scores,
                          price=lay.price, weight=lay.weight, threshold=threshold, where=w,
-                         open_classes=w == "current" and classes == "open")
+                         open_classes=w == "current" and classes == "open", segments=segments)
              for t, lay, w in zip((ref, cur), layouts, ("reference", "current"))]
     return assess_stats(*stats, policy, headline_metric=headline_metric, report_options=report_options)

@@ -192,6 +192,9 @@ class PeriodStats:
         (:func:`~metrics_core.monitoring.scan.scan_period` with ``open_classes=True``): class (as
         text) -> ``(rows, rows labelled so, rows predicted so)``. Those rows are left out of every
         other statistic (``n_rows`` does not count them; :attr:`n_new_class_rows` does).
+    segments : dict
+        Per segment, ``(column, value as text)`` -> the :class:`PeriodStats` of its rows (scanned
+        with ``segments=`` in the same pass, :mod:`.segments`); empty when no segment column is watched.
 
     Merge (:meth:`merge`) is the element-wise sum, so statistics of batches, files and Dask
     partitions add up to those of one pass; bins, task and class list must agree.
@@ -213,6 +216,7 @@ class PeriodStats:
     score_by_pred: np.ndarray | None = None
     positives_by_pred: np.ndarray | None = None
     new_classes: dict = field(default_factory=dict)
+    segments: dict = field(default_factory=dict)
 
     def merge(self, other: "PeriodStats") -> "PeriodStats":
         """The statistics of both parts (element-wise sum); an InputError when bins, task or class
@@ -234,6 +238,10 @@ class PeriodStats:
                              else self.calibration.merge(other.calibration),
                              _add(self.score_by_pred, other.score_by_pred),
                              _add(self.positives_by_pred, other.positives_by_pred))
+        if self.segments or other.segments:  # per segment, the merge of the parts holding it
+            merged = dataclasses.replace(merged, segments={
+                k: self.segments[k].merge(other.segments[k]) if k in self.segments and k in other.segments
+                else self.segments.get(k) or other.segments[k] for k in {**self.segments, **other.segments}})
         if not (self.new_classes or other.new_classes):
             return merged
         return dataclasses.replace(merged, new_classes=_merge_new(self.new_classes, other.new_classes))

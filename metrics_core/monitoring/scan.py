@@ -8,12 +8,14 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from metrics_core.contract import check_batch, check_task, class_indices, counted_rows, predicted_class
+from metrics_core.contract import (check_batch, check_task, class_indices, counted_rows, missing_columns,
+                                   predicted_class)
 from metrics_core.dataset import file_error, open_dataset
 from metrics_core.dataset.parallel import scan_batches
 from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
+from metrics_core.monitoring.segments import segment_update
 
 __all__ = ["scan_period"]
 
@@ -80,7 +82,8 @@ def _without(rows: np.ndarray, batch: pa.RecordBatch, label_idx: np.ndarray | No
 
 
 def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bins, label_idx: np.ndarray | None,
-                 pred_idx: np.ndarray | None, checks: dict, threshold: float, open_classes: bool) -> PeriodStats:
+                 pred_idx: np.ndarray | None, checks: dict, threshold: float, open_classes: bool,
+                 segments: Sequence[str] = ()) -> PeriodStats:
     """The statistics of one validated batch; without a prediction column the class comes from the scores.
     Rows of weight 0 outside the class list name no class: they are left out. With ``open_classes``
     rows of a new class are counted and left out."""
@@ -98,8 +101,12 @@ def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bin
     s = np.column_stack([floats(c) for c in checks["scores"]]) if checks["scores"] else None
     if pred_idx is None:
         pred_idx = predicted_class(s, task, threshold).astype(np.int64, copy=False)
-    out = update(task, labels, bins, pred_idx, label_idx=label_idx, scores=s, price=floats(checks["price"]),
-                 weight=floats(checks["weight"]), threshold=threshold)
+    rows = dict(label_idx=label_idx, scores=s, price=floats(checks["price"]), weight=floats(checks["weight"]),
+                threshold=threshold)
+    out = update(task, labels, bins, pred_idx, **rows)
+    if segments:
+        out = dataclasses.replace(out, segments=segment_update({c: batch.column(c) for c in segments}, task, labels,
+                                                               bins, pred_idx, **rows))
     return dataclasses.replace(out, new_classes=counts) if counts else out
 
 
@@ -107,7 +114,7 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                 prediction: str | None = None, scores: Sequence[str] = (), price: str | None = None,
                 weight: str | None = None, threshold: float = 0.5, filter=None, batch_rows: int = 262_144,
                 progress: Callable[[int], None] | None = None, where: str = "table",
-                open_classes: bool = False, threads: int | None = None) -> PeriodStats:
+                open_classes: bool = False, threads: int | None = None, segments: Sequence[str] = ()) -> PeriodStats:
     """:class:`PeriodStats` of a dataset in ONE pass over its batches (:func:`metrics_core.dataset.scan_batches`).
 
     Parameters
@@ -146,6 +153,9 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         Threads computing batch statistics (:func:`metrics_core.dataset.parallel.scan_batches`;
         None: :func:`~metrics_core.threads.default_threads`); the batches merge in file order
         whatever the number, so the result does not depend on it.
+    segments : sequence of str
+        Segment columns: in the same pass, the statistics of each value's rows
+        (:attr:`PeriodStats.segments`, :func:`~metrics_core.monitoring.segments.segment_update`).
 
     Returns
     -------
@@ -169,14 +179,20 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                          "(or the data has neither).")
     if task == "multiclass" and scores and len(scores) != labels.size:
         raise InputError(f"scores: one score column per class is needed ({labels.size}), got {len(scores)}.")
+    segments = list(dict.fromkeys(segments))
     needed = [c for c in (label, prediction, price, weight) if c] + scores
+    needed += [c for c in segments if c not in needed]
     in_memory = isinstance(source, pa.Table)
     data = source if in_memory else open_dataset(source)
+    absent = {c: "segment" for c in segments if c not in data.schema.names}
+    if absent:
+        raise missing_columns(where if in_memory else source, absent, data.schema.names,
+                              why="Each segment column (columns.segments) must exist in the reference and the period.")
     checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price)
 
     def batch_stats(batch: pa.RecordBatch, path: str, first_row: int) -> PeriodStats:
         label_idx, pred_idx = _class_indices(batch, path, first_row, labels, checks, open_classes)
-        return _batch_stats(batch, task, labels, bins, label_idx, pred_idx, checks, threshold, open_classes)
+        return _batch_stats(batch, task, labels, bins, label_idx, pred_idx, checks, threshold, open_classes, segments)
 
     def explain(bad: InputError, path: str, _batch, _row) -> InputError:
         if in_memory:  # the table is one batch: the count is already the whole table's
