@@ -105,13 +105,21 @@ def _document(title: str, body: list[str]) -> str:
 
 
 def _fit(build, max_rows: int, images: Mapping[str, bytes | Path], max_bytes: int) -> str:
-    """``build(rows, images)`` with fewer table rows, then smaller images, until it is under ``max_bytes``."""
-    width = MAX_IMAGE_WIDTH
+    """``build(rows, image URIs)`` under ``max_bytes``: the images are made narrower while they take
+    more than half of the limit, then the tables get fewer rows (down to 5)."""
+    width, uris = MAX_IMAGE_WIDTH, {}
     while True:
-        page = build(max_rows, {k: png_data_uri(v, width) for k, v in images.items()})
-        if len(page.encode("utf-8")) < max_bytes or (max_rows <= 5 and width <= 200):
+        if width not in uris:
+            uris[width] = {k: png_data_uri(v, width) for k, v in images.items()}
+        page = build(max_rows, uris[width])
+        if len(page.encode("utf-8")) < max_bytes:
             return page
-        max_rows, width = max(5, max_rows // 2), (max(200, width // 2) if max_rows <= 5 else width)
+        if sum(map(len, uris[width].values())) > max_bytes // 2 and width > 100:
+            width //= 2
+        elif max_rows > 5:
+            max_rows = max(5, max_rows // 2)
+        else:
+            return page
 
 
 def period_page(title: str, verdict: str, reasons: Sequence[str], notes: Sequence[str],
