@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -21,7 +20,8 @@ from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_ale
 from metrics_core.monitoring.period import Bins, PeriodStats
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
-from metrics_core.monitoring.segments import SegmentTests, segment_metrics, segment_table, segment_tests
+from metrics_core.monitoring.segments import (SEGMENT_BOOT, SegmentTests, segment_metrics, segment_table,
+                                              segment_tests)
 from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
 from metrics_core.price import price_impact_binned
 from metrics_core.significance import TestResult
@@ -173,21 +173,23 @@ def _per_class(ref: PeriodStats, cur: PeriodStats, tests: Mapping[TestKey, TestR
 def _segment_tests(reference: PeriodStats, current: PeriodStats, metric: str, options: Mapping,
                    estimate) -> SegmentTests:
     """Every segment's tests (:func:`~metrics_core.monitoring.segments.segment_tests`) with its
-    calibration tests and headline: measured with labels, else the label-lag estimate."""
+    calibration tests and headline: measured with labels, else the label-lag estimate; the
+    bootstraps of a segment (its intervals, its reference's calibration map) draw at most
+    :data:`~metrics_core.monitoring.segments.SEGMENT_BOOT` replicates."""
     if not current.segments:
         return segment_tests(reference, current)
+    seg_options = {**options, "n_boot": min(int(options.get("n_boot", SEGMENT_BOOT)), SEGMENT_BOOT)}
 
     def extra(ref: PeriodStats, cur: PeriodStats):
-        cur_report = _report(cur, options)
+        cur_report = _report(cur, seg_options)
         if cur_report is None:  # no labels: the segment's label-lag estimate is its headline
-            lag = estimate(ref, cur)
+            lag = estimate(ref, cur, SEGMENT_BOOT)
             return lag.tests, lag.headline
         # labelled: the measured headline; of the estimate only its calibration tests are needed
-        boot = inspect.signature(assess_estimate).parameters["n_boot"].default  # the same map as the estimate's
-        cal_map = cached_calibration_map(ref, boot, options.get("seed", 0))
+        cal_map = cached_calibration_map(ref, SEGMENT_BOOT, options.get("seed", 0))
         tests = {} if cal_map is None or cur.calibration is None else {
             TestKey("calibration", name): t for name, t in calibration_change(cal_map, cur).items()}
-        return tests, _headline(ref, cur, metric, _report(ref, options), cur_report)
+        return tests, _headline(ref, cur, metric, _report(ref, seg_options), cur_report)
 
     return segment_tests(reference, current, extra)
 
@@ -222,9 +224,10 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     cur_report = _report(current, options)
     headline = _headline(reference, current, metric, _report(reference, options), cur_report)
 
-    def estimate(ref: PeriodStats, cur: PeriodStats):  # label lag and calibration
+    def estimate(ref: PeriodStats, cur: PeriodStats, n_boot: int | None = None):  # label lag and calibration
+        boot = {} if n_boot is None else {"n_boot": n_boot}
         return assess_estimate(ref, cur, metric, beta=options.get("beta", 1.0), level=p.level,
-                               seed=options.get("seed", 0), score_shift=p.score_shift)
+                               seed=options.get("seed", 0), score_shift=p.score_shift, **boot)
 
     lag = estimate(reference, current)
     tests.update(lag.tests)

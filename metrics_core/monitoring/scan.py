@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable, Sequence
 
 import numpy as np
@@ -103,10 +104,15 @@ def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bin
         pred_idx = predicted_class(s, task, threshold).astype(np.int64, copy=False)
     rows = dict(label_idx=label_idx, scores=s, price=floats(checks["price"]), weight=floats(checks["weight"]),
                 threshold=threshold)
-    out = update(task, labels, bins, pred_idx, **rows)
     if segments:
-        out = dataclasses.replace(out, segments=segment_update({c: batch.column(c) for c in segments}, task, labels,
-                                                               bins, pred_idx, **rows))
+        # the first column's segments partition the rows: their merge is the batch's statistics,
+        # cheaper than a second update of every row
+        parts = segment_update({c: batch.column(c) for c in segments}, task, labels, bins, pred_idx, **rows)
+        first = [parts[k] for k in sorted(parts) if k[0] == segments[0]]
+        whole = functools.reduce(PeriodStats.merge, first) if first else update(task, labels, bins, pred_idx, **rows)
+        out = dataclasses.replace(whole, segments=parts)
+    else:
+        out = update(task, labels, bins, pred_idx, **rows)
     return dataclasses.replace(out, new_classes=counts) if counts else out
 
 
