@@ -31,7 +31,7 @@ h1{font-size:20px;margin:0 0 8px} h2{font-size:16px;margin:22px 0 6px;border-bot
 .retrain{background:#c0392b} .noalert{background:#2e7d32} .unjudged{background:#b7791f}
 table{border-collapse:collapse;font-size:12px;margin:4px 0;display:block;overflow-x:auto;max-width:100%} td,th{border:1px solid #ddd;padding:3px 6px;text-align:left}
 th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums} tr.alert td{background:#fdecea}
-.note{color:#555} img{max-width:100%;height:auto;border:1px solid #eee}
+.note{color:dimgray} img{max-width:100%;height:auto;border:1px solid #eee}
 """
 
 
