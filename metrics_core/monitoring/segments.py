@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import polars as pl
@@ -23,7 +23,6 @@ import pyarrow.compute as pc
 from metrics_core.monitoring.decision import Alert, Headline
 from metrics_core.monitoring.kinds import TestKey, run_tests
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
-from metrics_core.significance import TestResult
 
 __all__ = ["MIN_SEGMENT_ROWS", "SEGMENT_BOOT", "MISSING", "SegmentTests", "segment_update", "segment_tests", "segment_metrics",
            "segment_table"]
