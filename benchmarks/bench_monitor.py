@@ -11,7 +11,8 @@ weights) as Parquet into a temporary folder, then, per size, times
    one cold call first starts the local API and is reported apart),
 
 and reports Prefect overhead = warm flow - (row work on the critical path + MLflow). Printed,
-not asserted. Run: python benchmarks/bench_monitor.py [--profile] (use a fresh PREFECT_HOME).
+not asserted. Run: python benchmarks/bench_monitor.py [--profile] [--segments] (use a fresh PREFECT_HOME);
+``--segments`` times each size without and with 50 retailers watched as segments, and their ratio.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ PERIOD = "2024-06"
 SIZES = ((20_000, 20_000), (1_000_000, 200_000))  # (period rows, reference rows)
 
 
+#: Retailers of the segments case (``--segments``): every row has one, drawn uniformly.
+N_SEGMENTS = 50
+
+
 def write_period(path: Path, n: int, seed: int, period: str, shift: float = 0.0) -> None:
     rng = np.random.default_rng(seed)
     prior = 1 / np.arange(1, K + 1)
@@ -50,19 +55,24 @@ def write_period(path: Path, n: int, seed: int, period: str, shift: float = 0.0)
     price = np.linspace(1, 8, K)[y] * np.exp(0.3 * rng.standard_normal(n))
     pl.DataFrame({"label": names[y], **{f"score_class_{j}": s[:, j] for j in range(K)},
                   "prediction": names[s.argmax(axis=1)], "price": price, "weight": price * 2.0,
+                  "retailer": np.char.add("shop_", rng.integers(0, N_SEGMENTS, n).astype(str)),
                   "period": [period] * n}).write_parquet(path, row_group_size=131_072)
 
 
-def make_spec(tmp: Path, rows: int, reference_rows: int):
+def make_spec(tmp: Path, rows: int, reference_rows: int, segments: bool = False):
+    """The spec of a size's data (written once); ``segments``: the same data, watching its 50 retailers."""
     from tasks.config.spec import load_spec
 
     folder = tmp / f"rows-{rows}"
-    (folder / "deliveries").mkdir(parents=True)
-    write_period(folder / "reference.parquet", reference_rows, 0, "2024-01")
-    write_period(folder / "deliveries" / f"{PERIOD}.parquet", rows, 1, PERIOD, shift=0.15)
-    return load_spec({"name": f"bench-{rows}", "labels": [f"class_{j}" for j in range(K)],
+    if not folder.exists():
+        (folder / "deliveries").mkdir(parents=True)
+        write_period(folder / "reference.parquet", reference_rows, 0, "2024-01")
+        write_period(folder / "deliveries" / f"{PERIOD}.parquet", rows, 1, PERIOD, shift=0.15)
+    return load_spec({"name": f"bench-{rows}" + ("-segments" if segments else ""),
+                      "labels": [f"class_{j}" for j in range(K)],
                       "data": {"reference": str(folder / "reference.parquet"),
                                "current": str(folder / "deliveries" / "{period}.parquet")},
+                      "columns": {"segments": ["retailer"] if segments else []},
                       "mlflow": {"experiment": "bench", "tracking_uri": f"sqlite:///{tmp / 'mlflow.db'}"},
                       "n_boot": 500})
 
@@ -128,6 +138,20 @@ def report(spec, rows: int, reference_rows: int, rounds: int) -> None:
     print(f"  alert: {out.alert} ({len(out.reasons)} reasons: {first[:70]}...)")
 
 
+def segments_ratio(tmp: Path, rows: int, reference_rows: int, rounds: int) -> None:
+    """The same period without and with its 50 retailers watched as segments: each part's time and
+    the ratio (the goal: at most 2x)."""
+    times = {}
+    for segments in (False, True):
+        runs = [one_round(make_spec(tmp, rows, reference_rows, segments)) for _ in range(rounds + 1)][1:]
+        times[segments] = np.median([r[1] for r in runs], axis=0)
+    names = ("plan", "reference pass", "current pass", "tests and decision", "MLflow", "whole flow, warm")
+    print(f"\nsegments: {rows:,}-row period, {reference_rows:,}-row reference, {N_SEGMENTS} retailers, "
+          f"medians of {rounds} warm rounds (none -> {N_SEGMENTS} segments, ratio):")
+    for i, name in enumerate(names):
+        print(f"  {name:<22} {times[False][i]:7.2f} s -> {times[True][i]:7.2f} s  {times[True][i] / times[False][i]:5.2f}x")
+
+
 def profile(spec, top: int = 30) -> None:
     from flows.monitor_period import monitor_period
 
@@ -138,7 +162,7 @@ def profile(spec, top: int = 30) -> None:
     pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
 
 
-def main(rounds: int, profile_rows: int | None) -> None:
+def main(rounds: int, profile_rows: int | None, segments: bool = False) -> None:
     from flows.monitor_period import monitor_period
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-monitor-"))
@@ -147,6 +171,10 @@ def main(rounds: int, profile_rows: int | None) -> None:
     print(f"data written in {time.perf_counter() - t:.1f} s: {tmp}")
     _, cold = timed(monitor_period, specs[SIZES[0][0]], PERIOD, None, True)
     print(f"first flow call, cold (imports, starts the local Prefect API): {cold:.2f} s")
+    if segments:
+        for rows, ref in SIZES:
+            segments_ratio(tmp, rows, ref, rounds)
+        return
     if profile_rows:
         monitor_period(specs[profile_rows], PERIOD, None, True)
         profile(specs[profile_rows])
@@ -160,5 +188,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", type=int, default=None, metavar="ROWS",
                         help="Profile one warm flow of this size (20000 or 1000000) instead of timing.")
+    parser.add_argument("--segments", action="store_true",
+                        help=f"Time each size without and with its {N_SEGMENTS} retailers as segments (the ratio).")
     args = parser.parse_args()
-    main(args.rounds, args.profile)
+    main(args.rounds, args.profile, args.segments)

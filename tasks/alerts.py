@@ -22,6 +22,8 @@ REASONS_LIMIT = 8000
 #: MLflow tags of a period run: the verdict, the reasons as text, the reasons as records (JSON). Keys of
 #: up to 17 characters: the run page's tag list cuts longer ones to their first letter when the value is long.
 ALERT_TAG, REASONS_TAG, RECORDS_TAG = "classwatch.alert", "alert reasons", "alert records"
+#: MLflow tag of a period run whose reasons name segments: those segments (``retailer=shop_07, ...``).
+SEGMENTS_TAG = "alert segments"
 #: The values of ``classwatch.alert``: the period raised the retraining alert, or it did not.
 ALERT_VALUES = ("retrain", "none")
 #: The keys of the reasons before they were renamed (periods logged then are still read).
@@ -60,7 +62,20 @@ def alert_tags(decision: Alert) -> dict[str, str]:
     tags = {ALERT_TAG: ALERT_VALUES[0] if decision.alert else ALERT_VALUES[1], REASONS_TAG: reasons[:REASONS_LIMIT]}
     if decision.reasons:
         tags[RECORDS_TAG] = _records(decision.reasons)
+    if alert_segments(decision):
+        tags[SEGMENTS_TAG] = ", ".join(alert_segments(decision))[:REASONS_LIMIT]
     return tags
+
+
+def alert_segments(decision: Alert) -> list[str]:
+    """The segments (``column=value``) named by the period's reasons, strongest first, each once.
+
+    >>> from metrics_core.monitoring import TestKey
+    >>> r = Reason(TestKey("prevalence_label", "tea", ("retailer", "shop_07")), 0.2, 0.02, 1e-9, 0.1, 0.3)
+    >>> alert_segments(Alert(True, (r,), None, {}))
+    ['retailer=shop_07']
+    """
+    return list(dict.fromkeys(r.key.segment_text for r in decision.reasons if r.key.segment))
 
 
 def logged_alert(tags: Mapping[str, str]) -> bool:
@@ -115,11 +130,13 @@ def reasons_from_tags(tags: dict) -> tuple[Reason, ...]:
 
 def payload(model: str, period: str, decision: Alert, run_id: str | None, tracking_uri: str | None,
             experiment_id: str | None = None) -> dict:
-    """JSON payload of the event: model, period, reasons (list and one string), figures, the MLflow run
+    """JSON payload of the event: model, period, reasons (list and one string), figures, the segments
+    the reasons name (:func:`alert_segments`), the MLflow run
     id and store, and ``mlflow_run_url`` (the run page) when the store is a tracking server."""
     figures = {k: (None if v != v else float(v)) for k, v in decision.figures.items()}
     out = {"model": model, "period": period, "reasons": decision.texts, "reason": "; ".join(decision.texts),
-           "figures": figures, "mlflow_run_id": run_id, "mlflow_tracking_uri": tracking_uri}
+           "figures": figures, "mlflow_run_id": run_id, "mlflow_tracking_uri": tracking_uri,
+           "segments": alert_segments(decision)}
     if run_id and experiment_id and tracking_uri and tracking_uri.startswith(("http://", "https://")):
         out["mlflow_run_url"] = ui_link(experiment_id, run_id, tracking_uri)
     return out

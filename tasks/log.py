@@ -16,16 +16,19 @@ from metrics_core.monitoring import KINDS, AlertPolicy
 from metrics_core.monitoring.kinds import PanelSpec
 from metrics_core.monitoring.estimate import PREFIX as ESTIMATE_PREFIX
 from tasks import IO
-from tasks.alerts import alert_tags, logged_alert, reasons_from_tags
+from tasks.alerts import alert_tags, logged_alert, reasons_from_tags, verdict
 from tasks.config import sources
 from tasks.config.spec import RunSpec
 from tasks.metric_names import mlflow_metrics, semantic_metrics
 from tasks.monitor import Assessment, History, Logged, Plan
 from tasks.render.markdown import alert_markdown, parent_note, period_note, summary_markdown
+from tasks.render.report_page import parent_report, period_report
 from tasks.store.mlflow import MlflowStore, RunContent, ui_link
 
 #: MLflow's run description (shown on the run page's Overview).
 NOTE = "mlflow.note.content"
+#: The report page's artifact name, on the period's run and on the parent run (across periods).
+REPORT_PAGE = "report.html"
 
 
 @dataclass(frozen=True)
@@ -222,15 +225,35 @@ def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, his
                                     existing=history.parent.run_id if history.parent else None)
     content = period_content(spec, plan, a)
     text = None
-    with store.new_run(history.child_key, content.name, parent_run_id=parent_id, replaces=history.leftovers) as run_id:
+    with store.new_run(history.child_key, content.name, parent_run_id=parent_id, replaces=history.leftovers) as run_id, \
+            tempfile.TemporaryDirectory(prefix="classwatch-plot-") as tmp:
         if a.assessment.alert:
             text = content.texts["alert.md"] = alert_markdown(spec.name, plan.period, a.assessment.decision, run_id,
                                                                store.tracking_uri, store.experiment_id())
+        plot = _plot(spec, history, plan.period, a, Path(tmp))
+        content.texts[REPORT_PAGE] = period_report(spec.name, plan.period, a.assessment, a.metrics, plot)
         store.write(run_id, content)
         store.log_batches(parent_id, parent_series(a.series, a.assessment.headline_metric),
                           tags=_parent_tags(spec, plan, history, a.assessment.alert, run_id, store.experiment_id()),
                           step=content.step, timestamp_ms=content.timestamp_ms)
-        with tempfile.TemporaryDirectory(prefix="classwatch-plot-") as tmp:
-            plot = _plot(spec, history, plan.period, a, Path(tmp))
-            store.log_artifacts(parent_id, files={plot.name: plot})
+        page = parent_report(spec.name, period_rows(history, plan.period, a), plot)
+        store.log_artifacts(parent_id, texts={REPORT_PAGE: page}, files={plot.name: plot})
     return Logged(run_id, parent_id, store.experiment_id(), text)
+
+
+def period_rows(history: History, period: str, a: Assessment) -> list[dict]:
+    """One row per period for the page across periods, in time order: the logged periods (from
+    ``history``) and the period at hand (verdict, rows, headline or its estimate, reasons, the
+    strongest reason, the segments its reasons name)."""
+    metric = a.assessment.headline_metric
+    runs = {p: (semantic_metrics(run.metrics), logged_alert(run.tags), reasons_from_tags(run.tags))
+            for p, run in history.periods.items() if p != period}
+    runs[period] = (a.metrics, a.assessment.alert, a.assessment.reasons)
+    rows = []
+    for p in sorted(runs, key=sources.period_index):
+        m, alert, why = runs[p]
+        rows.append({"period": p, "verdict": verdict(alert, m), "rows": m.get("n_rows"),
+                     metric: m.get(metric), f"estimated {metric}": m.get(f"{ESTIMATE_PREFIX}{metric}"),
+                     "reasons": len(why), "strongest reason": why[0].summary if why else "",
+                     "segments": ", ".join(dict.fromkeys(r.key.segment_text for r in why if r.key.segment))})
+    return rows

@@ -18,6 +18,8 @@ from metrics_core.monitoring.kinds import COUNTS, HEADLINE, KINDS, OTHER, PERFOR
 #: section, so p-values come last.
 KEPT = ("estimated/", "sample/")
 P_VALUES = "p-values adjusted"
+#: The summary of the per-segment tests (segments tested and alerting, each kind's worst segment).
+SEGMENTS = "9 segments"
 
 #: The period's own metrics (the test kinds' come from their registry entries).
 _PERIOD = {
@@ -27,7 +29,7 @@ _PERIOD = {
     "n_rows_reference": f"{COUNTS}/rows in reference",
     "n_tests": f"{COUNTS}/tests",
 }
-_PERIOD_PREFIXES = (("perf/", f"{PERFORMANCE}/"), ("p_adj/", f"{P_VALUES}/"),
+_PERIOD_PREFIXES = (("perf/", f"{PERFORMANCE}/"), ("p_adj/", f"{P_VALUES}/"), ("segments/", f"{SEGMENTS}/"),
                     # the label-lag estimate's share of each class among the labels, beside the predictions'
                     ("prevalence_estimated/", f"{PREVALENCE}/estimated "))
 
@@ -61,6 +63,9 @@ def mlflow_key(key: str, headline: str | None = None) -> str:
     ('1 headline and alert/alert', 'p-values adjusted/score_tea', '1 headline and alert/f1_macro_ci_low')
     >>> mlflow_key("estimated/f1_macro"), mlflow_key("calibration/ece"), mlflow_key("ece")
     ('estimated/f1_macro', '8 calibration/ece', '7 other/ece')
+    >>> mlflow_key("segments/score_worst_effect")
+    '9 segments/score_worst_effect'
+
     """
     names = fixed()
     if key in names:
@@ -79,8 +84,8 @@ def semantic_key(name: str) -> str:
     """The semantic key of a logged name (the inverse of :func:`mlflow_key`; names logged before
     this naming, and unknown ones, come back unchanged).
 
-    >>> [semantic_key(mlflow_key(k, "f1")) for k in ("alert", "f1_floor", "perf/f1", "ece", "a/b", "n_rows")]
-    ['alert', 'f1_floor', 'perf/f1', 'ece', 'a/b', 'n_rows']
+    >>> [semantic_key(mlflow_key(k, "f1")) for k in ("alert", "f1_floor", "perf/f1", "ece", "a/b", "segments/tested")]
+    ['alert', 'f1_floor', 'perf/f1', 'ece', 'a/b', 'segments/tested']
     """
     back = {v: k for k, v in fixed().items()}
     if name in back:

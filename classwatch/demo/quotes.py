@@ -43,25 +43,36 @@ CONFUSION = 0.10
 @dataclass(frozen=True)
 class Shift:
     """What changes from ``from_month`` on: one class's prevalence (absolute change) and one
-    class's prices (relative change)."""
+    class's prices (relative change); from ``retitle_month`` on, one retailer's titles
+    (``retitled_retailer`` writes its product nouns as short upper-case codes, "WHOBRE" for
+    "wholemeal bread", which the classifier never saw)."""
 
     from_month: int = 8
     prevalence_class: str = "soft_drinks"
     prevalence_change: float = 0.08
     price_class: str = "coffee_tea"
     price_change: float = 0.20
+    retitle_month: int = 11
+    retitled_retailer: str = "Aldi"
 
 
 def class_list() -> list[str]:
     return sorted(CLASSES)
 
 
-def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None) -> pl.DataFrame:
-    """``n`` price quotes of one month: id, title, label, price, weight (expenditure), period.
+def _code(noun: str) -> str:
+    """A product noun as a retailer's short code: the first three letters of each word, upper case."""
+    return "".join(w[:3] for w in noun.split()).upper()
+
+
+def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None, retitled: str | None = None
+           ) -> pl.DataFrame:
+    """``n`` price quotes of one month: id, title, retailer, label, price, weight (expenditure), period.
 
     Titles read like "Tesco Finest Mature Cheddar 400g": store, optional marketing word, a class
     brand or none, a product noun of the class (10 % from another class), a size. Prices are
     lognormal around the class median, scaled by the size; expenditure weight = price x quantity.
+    The ``retailer`` is the title's store; the ``retitled`` retailer's nouns are codes (:func:`_code`).
     """
     rng = np.random.default_rng(seed)
     names = list(CLASSES)
@@ -83,6 +94,8 @@ def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None) -> pl.
     size_i = rng.integers(0, len(SIZES), n)
     size = np.asarray([s for s, _ in SIZES])[size_i]
     factor = np.asarray([f for _, f in SIZES])[size_i]
+    if retitled is not None:
+        noun = [_code(nn) if st == retitled else nn for nn, st in zip(noun, store)]
     title = [" ".join(w for w in (s, wd, b, nn.title() if r < 0.7 else nn, sz) if w)
              for s, wd, b, nn, sz, r in zip(store, word, brand, noun, size, rng.random(n))]
     median = np.array([CLASSES[names[c]][1] for c in y])
@@ -90,7 +103,7 @@ def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None) -> pl.
         median = np.where(np.asarray(names)[y] == shift.price_class, median * (1 + shift.price_change), median)
     price = np.round(np.maximum(median * factor * np.exp(0.3 * rng.standard_normal(n)), 0.1), 2)
     weight = np.round(price * np.exp(1.2 + 0.8 * rng.standard_normal(n)), 2)
-    return pl.DataFrame({"id": [f"{period}-{i:06d}" for i in range(n)], "title": title,
+    return pl.DataFrame({"id": [f"{period}-{i:06d}" for i in range(n)], "title": title, "retailer": store,
                          "label": np.asarray(names)[y], "price": price, "weight": weight,
                          "period": [period] * n})
 

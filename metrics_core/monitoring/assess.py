@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -18,11 +18,13 @@ from metrics_core.dataset import resolve_class_list
 from metrics_core.errors import InputError
 from metrics_core.monitoring import labelled
 from metrics_core.monitoring.calibration_map import cached_calibration_map
-from metrics_core.monitoring.estimate import assess_estimate
+from metrics_core.monitoring.estimate import assess_estimate, calibration_change
 from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_alert
 from metrics_core.monitoring.period import Bins, PeriodStats
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
+from metrics_core.monitoring.segments import (SEGMENT_BOOT, SegmentTests, segment_metrics, segment_table,
+                                              segment_tests)
 from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
 from metrics_core.drift import drift_table
 from metrics_core.monitoring.survey import SampleWarning
@@ -50,7 +52,9 @@ class PeriodAssessment:
         ``p_adj/<test>``, ``prevalence_label/<class>``, ...); the flow logs these.
     tables : dict of str to polars.DataFrame
         ``drift_table.json``, ``per_class_monitoring.json``, and when available
-        ``price_impact.json`` (ONS Annex E) and ``per_class_performance.json``.
+        ``price_impact.json`` (ONS Annex E), ``per_class_performance.json`` and, with segments,
+        ``segments.json`` (:func:`~metrics_core.monitoring.segments.segment_table`). The report
+        page shows every table here.
     reference, current : PeriodStats
         The statistics compared.
     headline_metric : str
@@ -158,6 +162,7 @@ def _test_metrics(tests: Mapping[TestKey, TestResult]) -> dict:
     shift, ...); per summary metric of the kinds (``worst``), the largest finite |effect| of their
     tests (nan without one)."""
     out = {}
+    tests = {k: t for k, t in tests.items() if not k.segment}
     for key, t in tests.items():
         if KINDS[key.kind].metrics is not None:
             out.update(KINDS[key.kind].metrics(key, t))
@@ -197,6 +202,33 @@ def _per_class(ref: PeriodStats, cur: PeriodStats, tests: Mapping[TestKey, TestR
     return pl.DataFrame(rows)
 
 
+def _segment_tests(reference: PeriodStats, current: PeriodStats, metric: str, options: Mapping,
+                   estimate) -> SegmentTests:
+    """Every segment's tests (:func:`~metrics_core.monitoring.segments.segment_tests`) with its
+    calibration tests and headline: measured with labels, else the label-lag estimate; the
+    bootstraps of a segment (its intervals, its reference's calibration map) draw at most
+    :data:`~metrics_core.monitoring.segments.SEGMENT_BOOT` replicates."""
+    if not current.segments:
+        return segment_tests(reference, current)
+    if labelled.is_sample(current):
+        # a segment's few labelled rows, read unweighted, would misstate it: it is judged without labels
+        current = dataclasses.replace(current, segments={k: labelled.unlabelled(v) for k, v in current.segments.items()})
+    seg_options = {**options, "n_boot": min(int(options.get("n_boot", SEGMENT_BOOT)), SEGMENT_BOOT)}
+
+    def extra(ref: PeriodStats, cur: PeriodStats):
+        cur_report = _report(cur, seg_options)
+        if cur_report is None:  # no labels: the segment's label-lag estimate is its headline
+            lag = estimate(ref, cur, SEGMENT_BOOT)
+            return lag.tests, lag.headline
+        # labelled: the measured headline; of the estimate only its calibration tests are needed
+        cal_map = cached_calibration_map(ref, SEGMENT_BOOT, options.get("seed", 0))
+        tests = {} if cal_map is None or cur.calibration is None else {
+            TestKey("calibration", name): t for name, t in calibration_change(cal_map, cur).items()}
+        return tests, _headline(ref, cur, metric, _report(ref, seg_options), cur_report)
+
+    return segment_tests(reference, current, extra)
+
+
 def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = None, *,
                  headline_metric: str | None = None, report_options: Mapping | None = None) -> PeriodAssessment:
     """Tests, headline and alert decision of a period from its statistics, plus the metrics and tables.
@@ -227,8 +259,13 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     cur_report = _report(current, options)
     ref_report = _report(reference, options)
     headline = _headline(reference, current, metric, ref_report, cur_report)
-    lag = assess_estimate(reference, current, metric, beta=options.get("beta", 1.0), level=p.level,
-                          seed=options.get("seed", 0), score_shift=p.score_shift)  # label lag and calibration
+
+    def estimate(ref: PeriodStats, cur: PeriodStats, n_boot: int | None = None):  # label lag and calibration
+        boot = {} if n_boot is None else {"n_boot": n_boot}
+        return assess_estimate(ref, cur, metric, beta=options.get("beta", 1.0), level=p.level,
+                               seed=options.get("seed", 0), score_shift=p.score_shift, **boot)
+
+    lag = estimate(reference, current)
     sample = _sample(reference, current, metric, p, lag, ref_report, options)
     tests = run_tests(reference, current if sample is None else sample.current)
     if sample is not None and sample.unequal:  # the calibration tests read the labelled rows unweighted
@@ -246,7 +283,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
         headline = None
     total = current.n_rows + current.n_new_class_rows
     new = {c: (v[0], v[0] / total) for c, v in current.new_classes.items()}
-    decision = decide_alert(tests, p, headline or lag.headline, new)  # no labels: the estimated headline
+    seg = _segment_tests(reference, current, metric, options, estimate)
+    decision = decide_alert({**tests, **seg.tests}, p, headline or lag.headline, new,  # no labels: the estimate
+                            segment_headlines=seg.headlines, segment_notes=seg.notes)
     metrics: dict = {"n_rows": current.n_rows, "n_rows_reference": reference.n_rows}
     if cur_report is not None:
         metrics.update({f"perf/{k}": v for k, v in (cur_report.metrics if sample is None else sample.perf).items()})
@@ -254,7 +293,8 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     if sample is not None:
         metrics.update(sample.metrics)
     metrics.update(_headline_metrics(metric, headline, decision))
-    metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])})
+    metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])
+                    if "@" not in name})  # a segment's tests are summarised (segments/...), not logged one by one
     metrics.update(_test_metrics(tests))
     if current.new_classes:
         metrics["new_class_rows"] = current.n_new_class_rows
@@ -270,6 +310,11 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
         tables["per_class_performance.json"] = cur_report.per_class
     if sample is not None and sample.next_sample is not None:
         tables["next_sample.json"] = sample.next_sample
+    if current.segments or reference.segments:
+        keys = {k.name: k for k in seg.tests} | {TestKey("headline", metric, s).name: TestKey("headline", metric, s)
+                                                 for s in seg.headlines}
+        tables["segments.json"] = segment_table(decision, keys)
+        metrics.update(segment_metrics(tables["segments.json"], seg))
     return PeriodAssessment(decision, tests, headline, metrics, tables, reference, current, metric, cur_report)
 
 
@@ -289,7 +334,7 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
                   labels: list | None = None, columns: Columns | Mapping | None = None, positive_class: Any = 1,
                   headline_metric: str | None = None, bins: Bins = Bins(), threshold: float = 0.5,
                   report_options: Mapping | None = None, classes: str = "open",
-                  design_weight: str | None = None) -> PeriodAssessment:
+                  design_weight: str | None = None, segments: Sequence[str] = ()) -> PeriodAssessment:
     """Monitor one period against a reference in memory: the same result the monitor_period flow logs.
 
     Parameters
@@ -334,6 +379,12 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         A null label in ``current`` marks an unlabelled row: its labelled rows are a sample, and
         the label metrics are estimated for the whole period (docs/label-lag.md). Without design
         weights the labelled rows are taken as a simple random sample within each predicted class.
+    segments : sequence of str
+        Segment columns (e.g. ``["retailer"]``): every test also runs within each value's rows
+        against the same value's rows of the reference, all corrected together; a reason from a
+        segment names it (``retailer=shop_07: ...``). A value absent from the reference, or with
+        fewer than :data:`~metrics_core.monitoring.segments.MIN_SEGMENT_ROWS` rows in either, is
+        named once in :attr:`Alert.notes`, not tested.
 
     Returns
     -------
@@ -379,6 +430,6 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
     stats = [scan_period(t, task, class_list, bins, label=lay.label, prediction=lay.prediction, scores=lay.scores,
                          price=lay.price, weight=lay.weight, threshold=threshold, where=w,
                          open_classes=w == "current" and classes == "open", partial_labels=w == "current",
-                         design_weight=cols.design_weight if w == "current" else None)
+                         design_weight=cols.design_weight if w == "current" else None, segments=segments)
              for t, lay, w in zip((ref, cur), layouts, ("reference", "current"))]
     return assess_stats(*stats, policy, headline_metric=headline_metric, report_options=report_options)

@@ -137,7 +137,8 @@ class Reason:
         of the registry renders them."""
         # 0 means the p-value fell below what a double holds (e.g. a z-test at z > 38), not an exact 0
         tail = "p_adj<1e-300" if self.p_adjusted == 0 else f"p_adj={self.p_adjusted:.2g}"
-        return KINDS[self.key.kind].render(self, tail)
+        head, details = KINDS[self.key.kind].render(self, tail)
+        return (f"{self.key.segment_text}: {head}" if self.key.segment else head), details
 
     @property
     def text(self) -> str:
@@ -154,8 +155,9 @@ class Reason:
         """JSON-able fields (nan as None), the inverse of :meth:`from_dict`."""
         values = (self.effect, self.threshold, self.p_adjusted, self.reference, self.current)
         names = ("effect", "threshold", "p_adjusted", "reference", "current")
-        return {"kind": self.key.kind, "class": self.key.cls,
-                **{n: (None if v is None or not math.isfinite(v) else float(v)) for n, v in zip(names, values)}}
+        out = {"kind": self.key.kind, "class": self.key.cls,
+               **{n: (None if v is None or not math.isfinite(v) else float(v)) for n, v in zip(names, values)}}
+        return {**out, "segment": list(self.key.segment)} if self.key.segment else out
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Reason":
@@ -164,10 +166,13 @@ class Reason:
         >>> r = Reason(TestKey("price", "tea"), 0.15, 0.1, 0.001, 2.0, 2.3)
         >>> Reason.from_dict(r.to_dict()) == r
         True
+        >>> s = Reason(TestKey("prevalence_label", "tea", ("retailer", "shop_07")), 0.2, 0.02, 1e-9, 0.1, 0.3)
+        >>> Reason.from_dict(s.to_dict()) == s, s.text[:46]
+        (True, "retailer=shop_07: prevalence of 'tea' (labels)")
         """
         num = {n: NAN if d.get(n) is None else float(d[n])
                for n in ("effect", "threshold", "p_adjusted", "reference", "current")}
-        return cls(TestKey(d["kind"], d.get("class")), **num)
+        return cls(TestKey(d["kind"], d.get("class"), tuple(d.get("segment") or ())), **num)
 
 
 @dataclass(frozen=True)
@@ -182,6 +187,7 @@ class Alert:
     table: pl.DataFrame
     figures: dict[str, float]
     headline: HeadlineCheck | None = field(default=None)
+    segment_notes: tuple[str, ...] = ()
 
     @property
     def texts(self) -> list[str]:
@@ -198,8 +204,10 @@ class Alert:
 
     @property
     def notes(self) -> list[str]:
-        """Sentences that are not alerts: why the period cannot be judged (labelled rows needed)."""
-        return [self.headline.note] if self.headline is not None and self.headline.note else []
+        """Sentences that are not alerts: why the period cannot be judged (labelled rows needed), and
+        the segments not tested (absent from the reference or too small), each said once."""
+        head = [self.headline.note] if self.headline is not None and self.headline.note else []
+        return head + list(self.segment_notes)
 
 
 def _se(interval: tuple[float, float] | None, level: float) -> float:
@@ -384,7 +392,9 @@ def _strength(key: TestKey, row: dict) -> tuple:
 
 
 def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headline: Headline | None = None,
-                 new_classes: Mapping[str, tuple[int, float]] | None = None) -> Alert:
+                 new_classes: Mapping[str, tuple[int, float]] | None = None, *,
+                 segment_headlines: Mapping[tuple[str, str], Headline] | None = None,
+                 segment_notes: tuple[str, ...] = ()) -> Alert:
     """Retrain or not: the alert policy as a pure function.
 
     The headline metric's drop against the reference is one more test (:func:`headline_test`,
@@ -410,6 +420,12 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     new_classes : mapping of str to (int, float), optional
         Classes outside the class list met in the period (an open class list): class ->
         (rows, share of the period's rows). Each is a reason of kind ``new_class``, first.
+    segment_headlines : mapping of (str, str) to Headline, optional
+        The headline of each tested segment (``(column, value)``) and of the same segment of the
+        reference: each one more headline test (key ``TestKey("headline", metric, segment)``),
+        corrected with all the others. Only the whole period's gives :attr:`Alert.headline`.
+    segment_notes : tuple of str
+        Sentences on the segments not tested (:attr:`Alert.notes`).
 
     Returns
     -------
@@ -442,12 +458,18 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     if ht is not None:
         key = TestKey("headline", headline.metric)
         tests[key], thresholds[key.name], floor = ht
+    drops = [TestKey("headline", headline.metric).name] if ht is not None else []
+    for segment, h in (segment_headlines or {}).items():
+        st = headline_test(h, p)
+        if st is not None:
+            key = TestKey("headline", h.metric, tuple(segment))
+            tests[key], thresholds[key.name] = st[0], st[1]
+            drops.append(key.name)
     keys = {k.name: k for k in tests}
     table = drift.drift_table({k.name: t for k, t in tests.items()}, thresholds, p.correction, p.alpha) \
         if tests else pl.DataFrame(schema=_TABLE_SCHEMA)
-    if ht is not None:  # a drop, not a rise: the headline's effect is signed
-        name = TestKey("headline", headline.metric).name
-        rise = (pl.col("name") == name) & (pl.col("effect_size") < pl.col("threshold"))
+    if drops:  # a drop, not a rise: the headline's effect is signed
+        rise = pl.col("name").is_in(drops) & (pl.col("effect_size") < pl.col("threshold"))
         table = table.with_columns(drift=pl.when(rise).then(False).otherwise(pl.col("drift")))
     rows = sorted((r for r in table.iter_rows(named=True) if r["drift"]), key=lambda r: _strength(keys[r["name"]], r))
     reasons = [Reason(TestKey("new_class", c), float(share), 0.0, reference=0.0, current=float(n))
@@ -459,4 +481,4 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     if ht is not None:
         row = table.filter(pl.col("name") == TestKey("headline", headline.metric).name).row(0, named=True)
         check = _check(headline, ht[0], row, floor)
-    return Alert(bool(reasons), tuple(reasons), table, figures, check)
+    return Alert(bool(reasons), tuple(reasons), table, figures, check, tuple(segment_notes))

@@ -69,7 +69,12 @@ def without_labels(current: PeriodStats) -> PeriodStats:
     judged by the label-lag estimate (:mod:`.estimate`), not by an empty sample."""
     if current.sample is None or int(current.sample.rows.sum()) > 0:
         return current
-    return dataclasses.replace(current, label_counts=None, performance=None, calibration=None, positives_by_pred=None,
+    return unlabelled(current)
+
+
+def unlabelled(stats: PeriodStats) -> PeriodStats:
+    """The statistics with every label statistic dropped: judged as a period without labels."""
+    return dataclasses.replace(stats, label_counts=None, performance=None, calibration=None, positives_by_pred=None,
                                price_cells=None)
 
 

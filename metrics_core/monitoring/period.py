@@ -202,6 +202,9 @@ class PeriodStats:
         and the rows of every stratum. Then ``label_counts``, ``performance``, ``calibration``,
         ``positives_by_pred`` and ``price_cells`` hold the labelled rows only, every other
         statistic all rows.
+    segments : dict
+        Per segment, ``(column, value as text)`` -> the :class:`PeriodStats` of its rows (scanned
+        with ``segments=`` in the same pass, :mod:`.segments`); empty when no segment column is watched.
 
     Merge (:meth:`merge`) is the element-wise sum, so statistics of batches, files and Dask
     partitions add up to those of one pass; bins, task and class list must agree.
@@ -224,6 +227,7 @@ class PeriodStats:
     positives_by_pred: np.ndarray | None = None
     new_classes: dict = field(default_factory=dict)
     sample: SampleStats | None = None
+    segments: dict = field(default_factory=dict)
 
     def merge(self, other: "PeriodStats") -> "PeriodStats":
         """The statistics of both parts (element-wise sum); an InputError when bins, task or class
@@ -249,6 +253,10 @@ class PeriodStats:
             if self.sample is None or other.sample is None:
                 raise InputError("Cannot merge period statistics with and without a labelled sample.")
             merged = dataclasses.replace(merged, sample=self.sample.merge(other.sample))
+        if self.segments or other.segments:  # per segment, the merge of the parts holding it
+            merged = dataclasses.replace(merged, segments={
+                k: self.segments[k].merge(other.segments[k]) if k in self.segments and k in other.segments
+                else self.segments.get(k) or other.segments[k] for k in {**self.segments, **other.segments}})
         if not (self.new_classes or other.new_classes):
             return merged
         return dataclasses.replace(merged, new_classes=_merge_new(self.new_classes, other.new_classes))

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 
-from metrics_core.contract import check_batch, check_task, class_indices, counted_rows, predicted_class
+from metrics_core.contract import (check_batch, check_task, class_indices, counted_rows, missing_columns,
+                                   predicted_class)
 from metrics_core.dataset import file_error, open_dataset
 from metrics_core.dataset.parallel import scan_batches
 from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
+from metrics_core.monitoring.segments import segment_update
 
 __all__ = ["scan_period", "UNLABELLED"]
 
@@ -85,7 +88,8 @@ def _without(rows: np.ndarray, batch: pa.RecordBatch, label_idx: np.ndarray | No
 
 
 def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bins, label_idx: np.ndarray | None,
-                 pred_idx: np.ndarray | None, checks: dict, threshold: float, open_classes: bool) -> PeriodStats:
+                 pred_idx: np.ndarray | None, checks: dict, threshold: float, open_classes: bool,
+                 segments: Sequence[str] = ()) -> PeriodStats:
     """The statistics of one validated batch; without a prediction column the class comes from the scores.
     Rows of weight 0 outside the class list name no class: they are left out. With ``open_classes``
     rows of a new class are counted and left out."""
@@ -103,9 +107,18 @@ def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bin
     s = np.column_stack([floats(c) for c in checks["scores"]]) if checks["scores"] else None
     if pred_idx is None:
         pred_idx = predicted_class(s, task, threshold).astype(np.int64, copy=False)
-    out = update(task, labels, bins, pred_idx, label_idx=label_idx, scores=s, price=floats(checks["price"]),
-                 weight=floats(checks["weight"]), threshold=threshold, design_weight=floats(checks["design_weight"]),
-                 labelled_sample=checks["partial_labels"])
+    rows = dict(label_idx=label_idx, scores=s, price=floats(checks["price"]), weight=floats(checks["weight"]),
+                threshold=threshold, design_weight=floats(checks["design_weight"]),
+                labelled_sample=checks["partial_labels"])
+    if segments:
+        # the first column's segments partition the rows: their merge is the batch's statistics,
+        # cheaper than a second update of every row
+        parts = segment_update({c: batch.column(c) for c in segments}, task, labels, bins, pred_idx, **rows)
+        first = [parts[k] for k in sorted(parts) if k[0] == segments[0]]
+        whole = functools.reduce(PeriodStats.merge, first) if first else update(task, labels, bins, pred_idx, **rows)
+        out = dataclasses.replace(whole, segments=parts)
+    else:
+        out = update(task, labels, bins, pred_idx, **rows)
     return dataclasses.replace(out, new_classes=counts) if counts else out
 
 
@@ -114,7 +127,7 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                 weight: str | None = None, threshold: float = 0.5, filter=None, batch_rows: int = 262_144,
                 progress: Callable[[int], None] | None = None, where: str = "table",
                 open_classes: bool = False, threads: int | None = None, partial_labels: bool = False,
-                design_weight: str | None = None) -> PeriodStats:
+                design_weight: str | None = None, segments: Sequence[str] = ()) -> PeriodStats:
     """:class:`PeriodStats` of a dataset in ONE pass over its batches (:func:`metrics_core.dataset.scan_batches`).
 
     Parameters
@@ -162,6 +175,9 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         With ``partial_labels``: the column of each labelled row's design weight (the inverse of
         its inclusion probability; > 0 on every labelled row). None: the labelled rows are a
         simple random sample within each predicted class.
+    segments : sequence of str
+        Segment columns: in the same pass, the statistics of each value's rows
+        (:attr:`PeriodStats.segments`, :func:`~metrics_core.monitoring.segments.segment_update`).
 
     Returns
     -------
@@ -188,15 +204,21 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     if design_weight is not None and not partial_labels:
         raise InputError("design_weight: design weights belong to a monitored period's labelled sample "
                          "(partial_labels=True); a reference window is fully labelled and read without them.")
+    segments = list(dict.fromkeys(segments))
     needed = [c for c in (label, prediction, price, weight, design_weight) if c] + scores
+    needed += [c for c in segments if c not in needed]
     in_memory = isinstance(source, pa.Table)
     data = source if in_memory else open_dataset(source)
+    absent = {c: "segment" for c in segments if c not in data.schema.names}
+    if absent:
+        raise missing_columns(where if in_memory else source, absent, data.schema.names,
+                              why="Each segment column (columns.segments) must exist in the reference and the period.")
     checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price,
                   design_weight=design_weight, partial_labels=partial_labels)
 
     def batch_stats(batch: pa.RecordBatch, path: str, first_row: int) -> PeriodStats:
         label_idx, pred_idx = _class_indices(batch, path, first_row, labels, checks, open_classes)
-        return _batch_stats(batch, task, labels, bins, label_idx, pred_idx, checks, threshold, open_classes)
+        return _batch_stats(batch, task, labels, bins, label_idx, pred_idx, checks, threshold, open_classes, segments)
 
     def explain(bad: InputError, path: str, _batch, _row) -> InputError:
         if in_memory:  # the table is one batch: the count is already the whole table's

@@ -104,6 +104,9 @@ class ColumnMap(_Model):
                                       "are a simple random sample within each predicted class; None = none.")
     features: list[str] = Field(default_factory=list, description="Model input columns (e.g. [title]); "
                                 "used to run a model and for leakage/representativeness checks.")
+    segments: list[str] = Field(default_factory=list, description="Segment columns (e.g. [retailer]): every "
+                                "monitoring test also runs within each value, against the same value of the "
+                                "reference, all corrected together; each must exist in the reference and the period.")
 
 
 def _policy_model() -> type[_Model]:
@@ -396,6 +399,7 @@ columns:                        # column roles: the defaults; a default column t
   design_weight: design_weight  # monitoring: a labelled row's 1 / inclusion probability (labelled samples)
   period: period
   features: []                  # model inputs, e.g. [title]: needed to score with model_uri
+  segments: []                  # e.g. [retailer]: every monitoring test also per value (docs/alerts.md)
 labels: null                    # class list; null = distinct labels of the reference
 classes: open                   # open: a new class in a period alerts; closed: it is an error
 beta: 1.0

@@ -78,3 +78,19 @@ def test_tags_payload_markdown():
     assert resource("m") == {"prefect.resource.id": "classwatch.model.m", "prefect.resource.name": "m"}
     assert EVENT == "classwatch.alert.retrain"
     assert artifact_key("M_1", "2024-08") == "classwatch-alert-m-1-2024-08"
+
+
+def test_a_segments_reason_is_named_in_the_tags_the_records_and_the_event():
+    from metrics_core import drift
+    from metrics_core.monitoring import TestKey, decide_alert
+    from tasks.alerts import RECORDS_TAG, SEGMENTS_TAG, alert_tags, payload, reasons_from_tags
+
+    key = TestKey("prevalence_pred", "tea", ("retailer", "shop_07"))
+    decision = decide_alert({key: drift.two_proportion_z(100, 1000, 300, 1000)})
+    tags = alert_tags(decision)
+    assert tags[SEGMENTS_TAG] == "retailer=shop_07"
+    assert tags["alert reasons"].startswith("retailer=shop_07: prevalence of 'tea' (predictions) rose")
+    assert reasons_from_tags({RECORDS_TAG: tags[RECORDS_TAG]})[0].key == key
+    sent = payload("m", "2024-08", decision, None, None)
+    assert sent["segments"] == ["retailer=shop_07"] and sent["reason"].startswith("retailer=shop_07: ")
+    assert "prevalence_pred:tea@retailer=shop_07" in sent["figures"]

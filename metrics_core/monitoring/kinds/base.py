@@ -32,17 +32,22 @@ KINDS: dict[str, "Kind"] = {}
 class TestKey:
     """Which test: its ``kind`` (a key of the registry :data:`KINDS`: e.g. ``"headline"`` for the
     drop of the headline metric, ``"new_class"`` for a class outside the class list, which is
-    counted, not tested) and the class it concerns (None for a test of the whole class
-    distribution). ``name`` is the text form used as MLflow key and table row.
+    counted, not tested), the class it concerns (None for a test of the whole class
+    distribution) and the ``segment`` it ran in, ``(column, value)`` (empty: the whole period).
+    ``name`` is the text form used as MLflow key and table row; a segment's test ends in
+    ``@column=value``.
 
     >>> TestKey("prevalence_pred", "wine").name, TestKey("class_mix_label").name
     ('prevalence_pred:wine', 'class_mix_label')
+    >>> TestKey("prevalence_pred", "wine", ("retailer", "shop_07")).name
+    'prevalence_pred:wine@retailer=shop_07'
     """
 
     __test__ = False  # not a pytest test class
 
     kind: str
     cls: str | None = None
+    segment: tuple[str, str] | tuple = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -50,7 +55,13 @@ class TestKey:
 
     @property
     def name(self) -> str:
-        return self.kind if self.cls is None else f"{self.kind}:{self.cls}"
+        base = self.kind if self.cls is None else f"{self.kind}:{self.cls}"
+        return f"{base}@{self.segment_text}" if self.segment else base
+
+    @property
+    def segment_text(self) -> str:
+        """The segment as ``column=value`` (``retailer=shop_07``); ``""`` for the whole period."""
+        return f"{self.segment[0]}={self.segment[1]}" if self.segment else ""
 
     @property
     def source(self) -> str:

@@ -1,0 +1,237 @@
+"""Monitoring per segment: per-segment statistics in the scan's pass, the segments' tests and their summary.
+
+A segment is the rows of one value of a watched column (``retailer=shop_07``). Each batch's rows
+are split by segment with one sort of the column's codes (no loop over rows), and each segment
+gets the same :func:`~metrics_core.monitoring.period.update` as the whole batch, so a segment's
+statistics merge across batches, files and threads as the period's do
+(:attr:`PeriodStats.segments <metrics_core.monitoring.period.PeriodStats>`). Every test kind then
+runs within each segment against the same segment of the reference, and all of a period's tests,
+whole and per segment, are corrected together (:func:`~metrics_core.monitoring.decide_alert`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metrics_core.monitoring.decision import Alert, Headline
+from metrics_core.monitoring.kinds import TestKey, run_tests
+from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
+
+__all__ = ["MIN_SEGMENT_ROWS", "SEGMENT_BOOT", "MISSING", "SegmentTests", "segment_update", "segment_tests", "segment_metrics",
+           "segment_table"]
+
+#: Rows a segment needs in the period AND in the same segment of the reference to be tested. Under
+#: it a prevalence of 10 % rests on fewer than 10 rows, below the normal approximation's rule of
+#: 5 expected successes and failures for most classes, and the score and price histograms are
+#: mostly empty: the tests would be undefined or noisy, and every one of them costs correction
+#: power from the period's other tests. A smaller segment is named once in the notes, not tested.
+MIN_SEGMENT_ROWS = 200
+
+#: Bootstrap replicates of a segment's intervals and of its reference's calibration map (the whole
+#: period's use the run spec's ``n_boot`` and 100). A segment's tests repeat the period's 50 times
+#: over; 50 replicates put a standard error (the headline test's, read off the interval) within
+#: about 10 % of its value (relative error sqrt(1 / (2 (B - 1)))), which moves the test's p-value
+#: little next to the correction over the period's thousands of tests, at a fraction of the cost.
+SEGMENT_BOOT = 50
+
+#: The segment value given to a row whose segment column is null.
+MISSING = "(missing)"
+
+#: Most segments a note names before "and N more".
+_NOTE_NAMES = 10
+
+
+def _codes(column: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Per row, the index of its value in the returned value names (nulls: :data:`MISSING`)."""
+    enc = pc.dictionary_encode(column)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks() if enc.num_chunks != 1 else enc.chunk(0)
+    names = [class_name(v) for v in enc.dictionary.to_pylist()]
+    codes = enc.indices
+    if codes.null_count:
+        codes = pc.fill_null(codes, len(names))
+        names.append(MISSING)
+    return np.asarray(codes.to_numpy(zero_copy_only=False), dtype=np.int64), names
+
+
+def segment_update(columns: dict[str, pa.Array], task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *,
+                   label_idx: np.ndarray | None = None, scores: np.ndarray | None = None,
+                   price: np.ndarray | None = None, weight: np.ndarray | None = None,
+                   threshold: float = 0.5, design_weight: np.ndarray | None = None,
+                   labelled_sample: bool = False) -> dict:
+    """The statistics of each segment of one batch: ``(column, value)`` -> :class:`PeriodStats`.
+
+    Parameters
+    ----------
+    columns : dict of str to pyarrow.Array
+        The segment columns of the batch's rows (the rows ``pred_idx`` describes).
+    task, labels, bins, pred_idx, label_idx, scores, price, weight, threshold, design_weight, labelled_sample
+        As :func:`~metrics_core.monitoring.period.update`, for the batch's rows.
+
+    Returns
+    -------
+    dict
+        Per segment value met in the batch (text, :func:`class_name`; a null is :data:`MISSING`),
+        the ``update`` of its rows. The rows are grouped by one stable sort of the value codes.
+
+    Examples
+    --------
+    >>> out = segment_update({"shop": pa.array(["a", "b", "a", None])}, "binary", np.array([0, 1]),
+    ...                      Bins(score_bins=10), np.array([0, 1, 1, 0]))
+    >>> {k: v.pred_counts.tolist() for k, v in sorted(out.items())}
+    {('shop', '(missing)'): [1, 0], ('shop', 'a'): [1, 1], ('shop', 'b'): [0, 1]}
+    """
+    out = {}
+    for col, values in columns.items():
+        codes, names = _codes(values)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+        for j, name in enumerate(names):
+            rows = order[bounds[j]:bounds[j + 1]]
+            if rows.size == 0:
+                continue
+
+            def take(a):
+                return None if a is None else a[rows]
+
+            out[(col, name)] = update(task, labels, bins, pred_idx[rows], label_idx=take(label_idx),
+                                      scores=take(scores), price=take(price), weight=take(weight),
+                                      threshold=threshold, design_weight=take(design_weight),
+                                      labelled_sample=labelled_sample)
+    return out
+
+
+@dataclass(frozen=True)
+class SegmentTests:
+    """The tests of every tested segment (keys carry the segment), their headlines, the segments
+    tested and the sentences on those not tested."""
+
+    tests: dict = field(default_factory=dict)
+    headlines: dict = field(default_factory=dict)
+    tested: tuple = ()
+    notes: tuple[str, ...] = ()
+
+
+def _note(what: str, segments: list[tuple[tuple[str, str], str]]) -> str:
+    """One sentence naming up to :data:`_NOTE_NAMES` segments and why they were not tested."""
+    named = ", ".join(f"{c}={v} ({detail})" for (c, v), detail in segments[:_NOTE_NAMES])
+    more = f" and {len(segments) - _NOTE_NAMES} more" if len(segments) > _NOTE_NAMES else ""
+    return f"{len(segments)} segment(s) {what}, not tested: {named}{more}"
+
+
+def segment_tests(reference: PeriodStats, current: PeriodStats,
+                  extra: Callable[[PeriodStats, PeriodStats], tuple[dict, Headline | None]] | None = None,
+                  min_rows: int = MIN_SEGMENT_ROWS) -> SegmentTests:
+    """Every monitoring test within each segment of ``current`` against the same segment of ``reference``.
+
+    Parameters
+    ----------
+    reference, current : PeriodStats
+        Statistics scanned with the same segment columns (:attr:`PeriodStats.segments`).
+    extra : callable, optional
+        ``extra(reference_segment, current_segment) -> (tests, headline)``: the tests that need
+        more than the two statistics (calibration) and the segment's headline (measured, or the
+        label-lag estimate without labels; None for none).
+    min_rows : int
+        Rows a segment needs in both (:data:`MIN_SEGMENT_ROWS`).
+
+    Returns
+    -------
+    SegmentTests
+        Tests keyed ``TestKey(kind, class, (column, value))`` in segment order; the headline per
+        tested segment; one note for the segments absent from the reference, one for those too
+        small, one for the reference's segments without a row in the period (none when all were
+        tested).
+    """
+    tests, headlines, tested = {}, {}, []
+    absent, small = [], []
+    for seg in sorted(current.segments):
+        cur, ref = current.segments[seg], reference.segments.get(seg)
+        if ref is None:
+            absent.append((seg, f"{cur.n_rows:,} rows"))
+            continue
+        if min(ref.n_rows, cur.n_rows) < min_rows:
+            small.append((seg, f"{cur.n_rows:,} rows, {ref.n_rows:,} in the reference"))
+            continue
+        found = run_tests(ref, cur)
+        head = None
+        if extra is not None:
+            more, head = extra(ref, cur)
+            found.update(more)
+        tests.update((replace(k, segment=seg), t) for k, t in found.items())
+        if head is not None:
+            headlines[seg] = head
+        tested.append(seg)
+    gone = [(seg, f"{s.n_rows:,} rows in the reference") for seg, s in sorted(reference.segments.items())
+            if seg not in current.segments]
+    notes = [_note(what, segs) for what, segs in (("absent from the reference", absent),
+                                                  (f"under {min_rows:,} rows in the period or the reference", small),
+                                                  ("of the reference without a row in the period", gone)) if segs]
+    return SegmentTests(tests, headlines, tuple(tested), tuple(notes))
+
+
+def _ratio(row: dict) -> float:
+    """|effect| over the practical threshold (inf at a threshold of 0; -1 when undefined)."""
+    e = row["effect_size"]
+    if e is None or not math.isfinite(e):
+        return -1.0
+    return abs(e) / row["threshold"] if row["threshold"] else math.inf
+
+
+def segment_table(decision: Alert, keys: dict[str, TestKey]) -> pl.DataFrame:
+    """One row per segment test of the period's drift table, with its segment and kind, sorted by
+    ``|effect| / threshold`` (largest first): the report page's and the run's segment table.
+
+    ``keys`` maps the drift table's names to the segment tests' keys. Columns: ``segment``
+    (``column=value``), ``test`` (the test's name without the segment), ``kind``,
+    ``effect_size``, ``threshold``, ``effect_over_threshold``, ``p_value``, ``p_adjusted``
+    (corrected with all of the period's tests) and ``alert``.
+    """
+    rows = []
+    for r in decision.table.iter_rows(named=True):
+        key = keys.get(r["name"])
+        if key is None or not key.segment:
+            continue
+        rows.append({"segment": key.segment_text, "test": replace(key, segment=()).name, "kind": key.kind,
+                     "effect_size": r["effect_size"], "threshold": r["threshold"],
+                     "effect_over_threshold": _ratio(r), "p_value": r["p_value"], "p_adjusted": r["p_adjusted"],
+                     "alert": bool(r["drift"])})
+    schema = {"segment": pl.String, "test": pl.String, "kind": pl.String, "effect_size": pl.Float64,
+              "threshold": pl.Float64, "effect_over_threshold": pl.Float64, "p_value": pl.Float64,
+              "p_adjusted": pl.Float64, "alert": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema).sort("effect_over_threshold", descending=True, maintain_order=True)
+
+
+def segment_metrics(table: pl.DataFrame, found: SegmentTests) -> dict:
+    """The summary of the segment tests for MLflow: a few keys, whatever the number of segments.
+
+    Parameters
+    ----------
+    table : polars.DataFrame
+        The segment table (:func:`segment_table`).
+    found : SegmentTests
+        The segments tested and the notes.
+
+    Returns
+    -------
+    dict
+        ``segments/tested`` (segments tested), ``segments/alerting`` (segments with at least one
+        alerting test), and per test kind with segment tests ``segments/<kind>_worst_effect`` and
+        ``segments/<kind>_worst_p_adj``: the effect and corrected p-value of the kind's segment
+        test with the largest ``|effect| / threshold`` (nan when all are undefined).
+    """
+    out = {"segments/tested": float(len(found.tested)),
+           "segments/alerting": float(table.filter(pl.col("alert"))["segment"].n_unique())}
+    for kind in dict.fromkeys(table["kind"]):
+        worst = table.filter(pl.col("kind") == kind).row(0, named=True)
+        defined = worst["effect_over_threshold"] >= 0
+        out[f"segments/{kind}_worst_effect"] = worst["effect_size"] if defined else math.nan
+        out[f"segments/{kind}_worst_p_adj"] = worst["p_adjusted"] if defined else math.nan
+    return out
