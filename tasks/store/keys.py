@@ -11,7 +11,7 @@ NFC form, without spaces at its ends, at most :data:`CLASS_KEY_LIMIT` characters
 a suffix (a space and 6 or more hex digits). Any other name is *altered*: it keeps its readable
 part (NFC, each character MLflow refuses, ``/`` among them, made ``_``, cut to the limit) and gets a
 space and the first 6 hex digits of the SHA-256 of the name as suffix: ``tea/coffee`` ->
-``tea_coffee 2c5f1b``. The key depends on the name alone, so a class has the same key in every
+``tea_coffee 13b516``. The key depends on the name alone, so a class has the same key in every
 period and the parent run's time series stays one line per class. Two plain names are two keys; a
 plain name never ends like a suffix, so it is never the key of an altered one; two altered names
 share a key only when their readable parts and 6 hex digits agree, and :func:`class_keys` then

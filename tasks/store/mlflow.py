@@ -2,10 +2,11 @@
 
 A run is found by its tag ``classwatch.run_key`` before one is created: a FINISHED run with the
 key is reused (a re-run logs nothing twice), a FAILED/KILLED/RUNNING leftover is deleted and
-logged again from the start. Any failure while logging marks the run FAILED and re-raises.
-Params, tags and metrics go in as few ``log_batch`` calls as MLflow's limits allow; texts, files
-and tables (the JSON "split" layout of ``MlflowClient.log_table``, listed in the
-``mlflow.loggedArtifacts`` tag so ``load_table`` finds them) in one artifact upload.
+logged again from the start (a parent left so is completed instead, :meth:`MlflowStore.ensure_parent`).
+Any failure while logging marks the run FAILED and re-raises. Params, tags and metrics go in as
+few ``log_batch`` calls as MLflow's limits allow; texts, files and tables (the JSON "split" layout
+of ``MlflowClient.log_table``, listed in the ``mlflow.loggedArtifacts`` tag so ``load_table`` finds
+them) in one artifact upload.
 
 Concurrency: find-then-create of a run key runs under an exclusive lock file per key
 (:meth:`MlflowStore.lock`, ``flock``; beside a SQLite db, else in a per-user temporary folder), so
@@ -471,6 +472,7 @@ class MlflowStore:
         """Finish a half-written run (a search result): the ``params`` it lacks (one it has keeps
         its value: MLflow refuses to change a param), every tag, then FINISHED; its id."""
         run_id = run.info.run_id
+        self._failed.pop(run.data.tags.get(RUN_KEY, ""), None)  # kept, not replaced by a later new_run
         have = set(run.data.params)
         self.log_batches(run_id, params={k: v for k, v in safe_keys(params, "params").items() if k not in have},
                          tags=tags)
