@@ -13,8 +13,7 @@ key is replaced by its MLflow key first (:func:`class_keyed`, :mod:`tasks.store.
 from __future__ import annotations
 
 from metrics_core.monitoring.kinds import COUNTS, HEADLINE, KINDS, OTHER, PERFORMANCE
-from tasks.store.keys import class_key, class_keys
-from tasks.store.mlflow import safe_key
+from tasks.store.keys import class_key, class_keys, safe_key
 
 #: Kept as they are: E's estimated performance (``estimated/<key>``) and the adjusted p-values,
 #: whose lowercase prefixes sort after every numbered section, so p-values come last.
@@ -136,14 +135,13 @@ def class_keyed(metrics: dict) -> tuple[dict, dict]:
     A class's key is :func:`tasks.store.keys.class_key` of its name, the same in every period;
     where the logged name would read as another metric's (:func:`_reads_as_another`), the escaped
     key (``_`` first, with the suffix) instead. The colon of a test key (``p_adj/score:tea``) becomes
-    ``_`` (Windows refuses it). Other keys go through :func:`tasks.store.mlflow.safe_key`. Raises
+    ``_`` (Windows refuses it). Other keys go through :func:`tasks.store.keys.safe_key`. Raises
     ValueError naming two metrics that would still share a key (only a clash of hashes could).
 
     >>> keyed, renamed = class_keyed({"prevalence_label/tea/coffee": 0.2, "prevalence_label/面包": 0.3,
     ...                               "p_adj/score:tea/coffee": 0.5, "alert": 0.0})
-    >>> keyed
-    {'prevalence_label/tea_coffee 13b516': 0.2, 'prevalence_label/面包': 0.3, 'p_adj/score_tea_coffee 13b516': 0.5, \
-'alert': 0.0}
+    >>> list(keyed)
+    ['prevalence_label/tea_coffee 13b516', 'prevalence_label/面包', 'p_adj/score_tea_coffee 13b516', 'alert']
     >>> renamed
     {'tea_coffee 13b516': 'tea/coffee'}
     """
