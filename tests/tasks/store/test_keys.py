@@ -9,15 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mlflow.utils.validation import MAX_ENTITY_KEY_LENGTH, _validate_metric_name
 
-from metrics_core.monitoring import KINDS
+from tasks.metric_names import _class_prefixes
 from tasks.store import keys as K
 from tasks.store.keys import CLASS_KEY_LIMIT, class_key, class_keys, safe_keys
 
 LONG_A, LONG_B = "x" * 300 + "a", "x" * 300 + "b"
 NAMES = ["面包", "牛奶", "啤酒", "café", "cafè", "cafe\u0301", "tea/coffee", "tea_coffee", "tea:coffee", LONG_A, LONG_B,
          "wine ", "wine", "batch 123456", "..", "", "a//b", "1/2"]
-#: The longest name a class key is appended to.
-LONGEST_PREFIX = max(len(m.name) for kind in KINDS.values() for m in kind.logged if m.per_class)
+#: The longest logged name a class key is appended to (a kind's metric per class, or a test's p-value).
+LONGEST_PREFIX = max(len(logged) for _, logged in _class_prefixes())
 
 
 def _accepted(key: str) -> None:
