@@ -23,6 +23,7 @@ from tasks.metric_names import mlflow_metrics, semantic_metrics
 from tasks.monitor import Assessment, History, Logged, Plan
 from tasks.render.markdown import alert_markdown, parent_note, period_note, summary_markdown
 from tasks.render.report_page import parent_report, period_report
+from tasks.store.keys import MAP_FILE, map_text
 from tasks.store.mlflow import MlflowStore, RunContent, ui_link
 
 #: MLflow's run description (shown on the run page's Overview).
@@ -173,8 +174,9 @@ def period_run_name(model: str, period: str, alert: bool) -> str:
 
 
 def period_content(spec: RunSpec, plan: Plan, a: Assessment) -> RunContent:
-    """The period run's params, metrics (under their MLflow names), tags, description, tables and
-    summary (the alert markdown is added once the run id is known)."""
+    """The period run's params, metrics (under their MLflow names), tags, description, tables,
+    summary and, when a class's key differs from its name, the map of keys to classes
+    (:data:`tasks.store.keys.MAP_FILE`); the alert markdown is added once the run id is known."""
     judged = a.assessment
     tags = {"classwatch.kind": "monitor", "classwatch.model": spec.name, "classwatch.period": plan.period,
             **alert_tags(judged.decision), NOTE: period_note(plan, judged)}
@@ -185,7 +187,8 @@ def period_content(spec: RunSpec, plan: Plan, a: Assessment) -> RunContent:
                 "spec_fingerprint": spec.fingerprint()},
         metrics=dict(sorted(mlflow_metrics(a.metrics, judged.headline_metric).items())), tags=tags,
         tables=dict(judged.tables),
-        texts={"monitoring_summary.md": summary_markdown(plan, judged, spec.columns.period, spec.alerts)},
+        texts={"monitoring_summary.md": summary_markdown(plan, judged, spec.columns.period, spec.alerts),
+               **({MAP_FILE: map_text(a.class_keys)} if a.class_keys else {})},
         step=sources.period_step(plan.period), timestamp_ms=_period_ms(plan.period))
 
 
@@ -237,7 +240,8 @@ def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, his
                           tags=_parent_tags(spec, plan, history, a.assessment.alert, run_id, store.experiment_id()),
                           step=content.step, timestamp_ms=content.timestamp_ms)
         page = parent_report(spec.name, period_rows(history, plan.period, a), plot)
-        store.log_artifacts(parent_id, texts={REPORT_PAGE: page}, files={plot.name: plot})
+        texts = {REPORT_PAGE: page} | ({MAP_FILE: map_text(a.class_keys)} if a.class_keys else {})  # its series' keys
+        store.log_artifacts(parent_id, texts=texts, files={plot.name: plot})
     return Logged(run_id, parent_id, store.experiment_id(), text)
 
 

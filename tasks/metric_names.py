@@ -6,12 +6,14 @@ The sections and the names of the test kinds' metrics are declared by the kinds'
 The MLflow UI groups a run's charts by the text before the last "/" of a metric key and shows the
 sections in sorted order (then the unprefixed "Model metrics" section). The period result keeps its
 semantic keys (``alert``, ``perf/f1_macro``, ``p_adj/<test>``); only the logged keys are renamed, at
-logging time (:func:`mlflow_metrics`), and read back with :func:`semantic_metrics`.
+logging time (:func:`mlflow_metrics`), and read back with :func:`semantic_metrics`. A class name in a
+key is replaced by its MLflow key first (:func:`class_keyed`, :mod:`tasks.store.keys`).
 """
 
 from __future__ import annotations
 
 from metrics_core.monitoring.kinds import COUNTS, HEADLINE, KINDS, OTHER, PERFORMANCE, PREVALENCE
+from tasks.store.keys import class_key, class_keys, safe_key
 
 #: Kept as they are: E's estimated performance (``estimated/<key>``), a labelled sample's estimates
 #: (``sample/<key>``) and the adjusted p-values, whose lowercase prefixes sort after every numbered
@@ -107,3 +109,72 @@ def mlflow_metrics(metrics: dict, headline: str | None = None) -> dict:
 def semantic_metrics(metrics: dict) -> dict:
     """Logged metrics (of any period run, old or new) under their semantic keys."""
     return {semantic_key(k): v for k, v in metrics.items()}
+
+
+def _class_prefixes() -> tuple[tuple[str, str], ...]:
+    """(semantic prefix, logged prefix) of every key that ends in a class name: the kinds' metrics
+    per class, and the adjusted p-value of a test of one class (``p_adj/<kind>:<class>``, logged
+    ``p-values adjusted/<kind>_<class>``)."""
+    kinds = tuple((m.key, m.name) for kind in KINDS.values() for m in kind.logged if m.per_class)
+    return (*dict.fromkeys(kinds), *((f"p_adj/{k}:", f"{P_VALUES}/{k}_") for k in KINDS), *_ESTIMATE_CLASSES)
+
+
+#: Estimates per class outside the kinds: the label-lag share of each class among the labels (its
+#: interval's ends end in ``_ci_low``/``_ci_high`` after the class), a labelled sample's shares and
+#: the rows to label next per stratum (a predicted class).
+_ESTIMATE_CLASSES = (("prevalence_estimated/", f"{PREVALENCE}/estimated "),
+                     ("sample/prevalence_label/", "sample/prevalence_label/"), ("sample/next_rows/", "sample/next_rows/"))
+
+
+def _split(key: str) -> tuple[str, str, str] | None:
+    """(semantic prefix as keyed, logged prefix, class name) of a per-class key, else None."""
+    for semantic, logged in _class_prefixes():
+        if key.startswith(semantic):
+            return semantic.replace(":", "_"), logged, key[len(semantic):]
+    return None
+
+
+def _reads_as_another(logged: str, key: str) -> bool:
+    """Whether ``logged + key`` starts like a longer per-class name or is another metric's name
+    (``5 prices/relative shift`` + ``labelled x`` reads as the labelled shift of ``x``)."""
+    name = logged + key
+    longer = any(other != logged and other.startswith(logged) and name.startswith(other)
+                 for _, other in _class_prefixes())
+    return longer or name in set(fixed().values()) or name in {f"{P_VALUES}/{k}" for k in KINDS}
+
+
+def class_keyed(metrics: dict) -> tuple[dict, dict]:
+    """A period's semantic metrics with each class name replaced by its MLflow key, and the map
+    {key: class name} of the keys that differ from their name.
+
+    A class's key is :func:`tasks.store.keys.class_key` of its name, the same in every period;
+    where the logged name would read as another metric's (:func:`_reads_as_another`), the escaped
+    key (``_`` first, with the suffix) instead. The colon of a test key (``p_adj/score:tea``) becomes
+    ``_`` (Windows refuses it). Other keys go through :func:`tasks.store.keys.safe_key`. Raises
+    ValueError naming two metrics that would still share a key (only a clash of hashes could).
+
+    >>> keyed, renamed = class_keyed({"prevalence_label/tea/coffee": 0.2, "prevalence_label/面包": 0.3,
+    ...                               "p_adj/score:tea/coffee": 0.5, "alert": 0.0})
+    >>> list(keyed)
+    ['prevalence_label/tea_coffee 13b516', 'prevalence_label/面包', 'p_adj/score_tea_coffee 13b516', 'alert']
+    >>> renamed
+    {'tea_coffee 13b516': 'tea/coffee'}
+    """
+    parts = {k: _split(k) for k in metrics}
+    keys = class_keys(p[2] for p in parts.values() if p is not None)
+    out, renamed, source = {}, {}, {}
+    for k, v in metrics.items():
+        if parts[k] is None:
+            name = safe_key(k)
+        else:
+            semantic, logged, cls = parts[k]
+            key = keys[cls]
+            if _reads_as_another(logged, key):
+                key = class_key(cls, escape=True)
+            if key != cls:
+                renamed[key] = cls
+            name = semantic + key
+        if name in out:
+            raise ValueError(f"metrics {source[name]!r} and {k!r} would be logged under one MLflow key {name!r}.")
+        out[name], source[name] = v, k
+    return out, dict(sorted(renamed.items()))

@@ -18,7 +18,7 @@ from tasks import IO
 from tasks.alerts import logged_alert, reasons_from_tags, verdict
 from tasks.config import sources
 from tasks.config.spec import ColumnMap, RunSpec, fingerprint
-from tasks.metric_names import semantic_metrics, series_keys
+from tasks.metric_names import class_keyed, semantic_metrics, series_keys
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
 __all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
@@ -151,8 +151,8 @@ class PeriodResult:
 
 @dataclass(frozen=True)
 class History:
-    """A model's monitoring runs under one reference window, from one search: the parent run, the
-    FINISHED period runs by period, and every run (any status) of the period at hand."""
+    """A model's monitoring runs under one reference window, from one search: the FINISHED parent
+    run, the FINISHED period runs by period, and every run (any status) of the period at hand."""
 
     period: str
     parent_key: str
@@ -171,8 +171,8 @@ def _history(store: MlflowStore, period: str, parent_key: str, child_key: str) -
     parent, periods, leftovers = None, {}, []
     for run in store.runs_under(parent_key):  # newest first
         key = run.data.tags[RUN_KEY]
-        if key == parent_key:
-            parent = parent or RunSummary.of(run)
+        if key == parent_key:  # a parent left unfinished by a crash is completed by ensure_parent
+            parent = parent or (RunSummary.of(run) if run.info.status == "FINISHED" else None)
             continue
         logged = run.data.tags.get("classwatch.period", key.rsplit("|", 1)[1])
         if run.info.status == "FINISHED" and logged not in periods:
@@ -270,19 +270,22 @@ def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=Non
 class Assessment:
     """A period judged against its reference, as the flow logs it: the judgement (``assessment``:
     decision, tests, headline, tables) with what logging adds, its ``metrics`` under MLflow-safe
-    keys and the parent run's time ``series`` picked out of them."""
+    keys (each class under its key, :func:`tasks.metric_names.class_keyed`), the parent run's time
+    ``series`` picked out of them, and ``class_keys``: {key: class name} of the keys that differ
+    from their class name (logged as ``class_keys.json``)."""
 
     assessment: mon.PeriodAssessment
     metrics: dict
     series: dict
+    class_keys: dict = field(default_factory=dict)
 
 
 @task(name="assess-against-reference", cache_policy=NO_CACHE)
 def assess_against_reference(spec: RunSpec, reference: mon.PeriodStats, current: mon.PeriodStats) -> Assessment:
     """Tests, headline and alert decision of a period (:func:`metrics_core.monitoring.assess_stats`),
-    with the metric keys made safe for MLflow and the parent's series picked out."""
+    with the metric keys made safe for MLflow (one key per class) and the parent's series picked out."""
     a = mon.assess_stats(reference, current, spec.alerts, headline_metric=spec.headline_metric,
                          report_options=spec.report_options())
-    metrics = {safe_key(k): v for k, v in a.metrics.items()}
+    metrics, renamed = class_keyed(a.metrics)
     series = {k: v for k, v in metrics.items() if k.startswith((*series_keys(), a.headline_metric))}
-    return Assessment(a, metrics, series)
+    return Assessment(a, metrics, series, renamed)

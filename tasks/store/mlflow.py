@@ -2,10 +2,11 @@
 
 A run is found by its tag ``classwatch.run_key`` before one is created: a FINISHED run with the
 key is reused (a re-run logs nothing twice), a FAILED/KILLED/RUNNING leftover is deleted and
-logged again from the start. Any failure while logging marks the run FAILED and re-raises.
-Params, tags and metrics go in as few ``log_batch`` calls as MLflow's limits allow; texts, files
-and tables (the JSON "split" layout of ``MlflowClient.log_table``, listed in the
-``mlflow.loggedArtifacts`` tag so ``load_table`` finds them) in one artifact upload.
+logged again from the start (a parent left so is completed instead, :meth:`MlflowStore.ensure_parent`).
+Any failure while logging marks the run FAILED and re-raises. Params, tags and metrics go in as
+few ``log_batch`` calls as MLflow's limits allow; texts, files and tables (the JSON "split" layout
+of ``MlflowClient.log_table``, listed in the ``mlflow.loggedArtifacts`` tag so ``load_table`` finds
+them) in one artifact upload.
 
 Concurrency: find-then-create of a run key runs under an exclusive lock file per key
 (:meth:`MlflowStore.lock`, ``flock``; beside a SQLite db, else in a per-user temporary folder), so
@@ -33,6 +34,7 @@ from typing import Callable, Iterator
 import polars as pl
 
 from tasks.config.spec import default_tracking_uri
+from tasks.store.keys import safe_key, safe_keys  # noqa: F401 - safe_key is part of this module's API
 
 RUN_KEY = "classwatch.run_key"
 #: Experiment tag that makes MLflow 3's UI open the classic runs view (runs table, charts), not the GenAI view.
@@ -40,19 +42,6 @@ EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 LOGGED_ARTIFACTS = "mlflow.loggedArtifacts"
 MAX_METRICS, MAX_PARAMS, MAX_TAGS, MAX_ENTITIES = 1000, 100, 100, 1000
 PARAM_LIMIT, TAG_LIMIT = 6000, 8000
-_BAD_KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
-
-
-def safe_key(name: str) -> str:
-    """An MLflow metric/param key: characters other than letters, digits, ``_ - . /`` and space
-    become ``_``.
-
-    >>> safe_key("prevalence_label:wine & beer")
-    'prevalence_label_wine _ beer'
-    """
-    return _BAD_KEY.sub("_", str(name))[:250]
-
-
 #: The query every MLflow UI link carries: MLflow 3.17's UI keeps its view in the browser's local
 #: storage (``mlflow.workflowType``, GenAI by default) unless the URL names one, so a link without
 #: it opens the GenAI view (Evaluations, Judges, Prompts) instead of the runs and their charts.
@@ -347,9 +336,9 @@ class MlflowStore:
         from mlflow.entities import Metric, Param, RunTag
 
         ts = timestamp_ms or int(time.time() * 1000)
-        queues = [[Param(safe_key(k), str(v)[:PARAM_LIMIT]) for k, v in (params or {}).items()],
+        queues = [[Param(k, str(v)[:PARAM_LIMIT]) for k, v in safe_keys(params or {}, "params").items()],
                   [RunTag(k, str(v)[:TAG_LIMIT]) for k, v in (tags or {}).items()],
-                  [Metric(safe_key(k), _value(v), ts, step) for k, v in (metrics or {}).items()]]
+                  [Metric(k, _value(v), ts, step) for k, v in safe_keys(metrics or {}, "metrics").items()]]
         limits = (MAX_PARAMS, MAX_TAGS, MAX_METRICS)
         while any(queues):
             room = MAX_ENTITIES
@@ -455,8 +444,12 @@ class MlflowStore:
         return run_id, True
 
     def ensure_parent(self, run_key: str, name: str, params: dict, tags: dict, existing: str | None = None) -> str:
-        """The id of the parent run with ``run_key``: ``existing`` (its id, found already), else
-        searched, else a new run with params and tags, FINISHED at once.
+        """The id of the complete (FINISHED) parent run with ``run_key``: ``existing`` (its id, found
+        FINISHED already), else searched, else a new run with params and tags, FINISHED at once.
+
+        A parent found unfinished (RUNNING, FAILED or KILLED: a process died or failed between its
+        creation and the end of its params and tags) is completed under the lock
+        (:meth:`complete`), so the periods logged under it before stay its children.
 
         Two processes that ask at the same moment get the same parent: the search and the
         creation run under :meth:`lock` (processes of one machine); for processes on other
@@ -466,11 +459,25 @@ class MlflowStore:
             return existing
         with self.lock(run_key):
             found = self.find(run_key)
-            if found is not None:
+            if found is not None and found.info.status == "FINISHED":
                 return found.info.run_id
-            with self.new_run(run_key, name) as run_id:
-                self.write(run_id, RunContent(name, params=params, tags=tags))
+            if found is not None:
+                run_id = self.complete(found, params, tags)
+            else:
+                with self.new_run(run_key, name) as run_id:
+                    self.write(run_id, RunContent(name, params=params, tags=tags))
         return self.keep_oldest(run_key, run_id)
+
+    def complete(self, run, params: dict, tags: dict) -> str:
+        """Finish a half-written run (a search result): the ``params`` it lacks (one it has keeps
+        its value: MLflow refuses to change a param), every tag, then FINISHED; its id."""
+        run_id = run.info.run_id
+        self._failed.pop(run.data.tags.get(RUN_KEY, ""), None)  # kept, not replaced by a later new_run
+        have = set(run.data.params)
+        self.log_batches(run_id, params={k: v for k, v in safe_keys(params, "params").items() if k not in have},
+                         tags=tags)
+        self.client.set_terminated(run_id, "FINISHED")
+        return run_id
 
     def keep_oldest(self, run_key: str, run_id: str) -> str:
         """The oldest active run with ``run_key`` (start time, then run id: one order for every

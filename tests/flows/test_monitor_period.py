@@ -144,6 +144,26 @@ def test_artifact_store_failure_leaves_failed_run_then_rerun_completes(monitorin
     assert [r.info.status for r in runs] == ["FINISHED"] and runs[0].info.run_id == done.run_id
 
 
+def test_a_parent_left_half_written_by_a_crash_is_completed(monitoring_spec, store):
+    """A crash right after the parent run was created (RUNNING, no params, no tags): the re-run
+    completes that parent and logs the period under it; nothing is left RUNNING."""
+    from tasks.config.spec import load_spec
+    from tasks.monitor import open_store, run_keys
+
+    spec = load_spec(monitoring_spec)
+    parent_key = run_keys(spec, PERIODS[0])[0]
+    parent = open_store(spec).new_run(parent_key, "test-model monitoring").__enter__()  # then the process died
+    out = monitor_period(monitoring_spec, PERIODS[0])
+    runs = mlflow_runs(store, "monitor-tests")
+    assert out.created and out.parent_run_id == parent and len(runs) == 2
+    assert all(r.info.status == "FINISHED" for r in runs)
+    done = MlflowClient(store).get_run(parent).data
+    assert done.tags["classwatch.kind"] == "monitor" and done.tags["classwatch.reference"] == str(
+        Path(monitoring_spec["data"]["reference"])) and done.params["reference_source"] == done.tags["classwatch.reference"]
+    assert done.params["name"] == "test-model" and PERIODS[0] in done.tags["mlflow.note.content"]
+    assert _period_run(store, PERIODS[0]).data.tags["mlflow.parentRunId"] == parent
+
+
 def _period_run(store, period: str):
     """The one monitoring run of ``period`` in the test experiment."""
     (run,) = [r for r in mlflow_runs(store, "monitor-tests", kind="monitor") if r.data.tags.get("classwatch.period")

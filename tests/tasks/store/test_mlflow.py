@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from mlflow import MlflowClient
 
-from tasks.store.mlflow import RunContent, ensure_parent, log_run, log_series, safe_key
+from tasks.store.mlflow import RUN_KEY, RunContent, ensure_parent, log_run, log_series, safe_key
 
 
 @pytest.fixture
@@ -70,6 +70,27 @@ def test_parent_and_series(uri):
         log_series(uri, parent, {"psi": value}, step)
     history = MlflowClient(uri).get_metric_history(parent, "psi")
     assert [(h.step, h.value) for h in history] == [(650, 0.1), (651, 0.3)]
+
+
+def test_a_half_written_parent_is_completed_not_adopted(uri):
+    """A parent created, then the process killed (RUNNING) or failed (FAILED) before its params and
+    tags were all logged: the next caller completes it (one param was there: it keeps its value)."""
+    from tasks.store.mlflow import MlflowStore
+
+    store = MlflowStore(uri, "exp")
+    for key, crash in (("monitor|a", "killed"), ("monitor|b", "failed")):
+        half = store.new_run(key, "m monitoring")  # how ensure_parent creates it
+        parent = half.__enter__()  # never left when killed: the process is gone
+        store.log_batches(parent, params={"a": 0})  # the first batch, then the crash
+        if crash == "failed":
+            assert half.__exit__(OSError, OSError("disk full"), None) is False  # marked FAILED, the error goes on
+        assert MlflowClient(uri).get_run(parent).info.status == ("RUNNING" if crash == "killed" else "FAILED")
+        again = MlflowStore(uri, "exp")  # a new process
+        assert again.ensure_parent(key, "m monitoring", {"a": 1, "b:c": 2}, {"classwatch.kind": "monitor"}) == parent
+        run = MlflowClient(uri).get_run(parent)
+        assert run.info.status == "FINISHED" and run.data.params == {"a": "0", "b_c": "2"}
+        assert run.data.tags["classwatch.kind"] == "monitor" and run.data.tags[RUN_KEY] == key
+        assert again.ensure_parent(key, "m monitoring", {"a": 1}, {}) == parent
 
 
 def test_safe_key():
