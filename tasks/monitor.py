@@ -242,7 +242,8 @@ def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=Non
         return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), label=layout.label,
                                prediction=layout.prediction, scores=layout.scores, price=layout.price,
                                weight=layout.weight, threshold=spec.threshold, filter=row_filter,
-                               batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open")
+                               batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open",
+                               features=layout.features)
     except NoRowsError:
         if row_filter is None:
             raise

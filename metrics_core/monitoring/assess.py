@@ -20,6 +20,7 @@ from metrics_core.monitoring.period import Bins, PeriodStats
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
 from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
+from metrics_core.monitoring.kinds.features import feature_metrics, feature_table
 from metrics_core.price import price_impact_binned
 from metrics_core.significance import TestResult
 
@@ -204,7 +205,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
         metrics.update({f"perf/{k}": v for k, v in cur_report.metrics.items()})
     metrics.update(lag.metrics)
     metrics.update(_headline_metrics(metric, headline, decision))
-    metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])})
+    summary_only = {k.name for k in tests if KINDS[k.kind].summary_only}  # input features: a summary, not a metric each
+    metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])
+                    if name not in summary_only})
     metrics.update(_test_metrics(tests))
     if current.new_classes:
         metrics["new_class_rows"] = current.n_new_class_rows
@@ -217,6 +220,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
         tables["price_impact.json"] = impact
     if cur_report is not None and cur_report.per_class is not None:
         tables["per_class_performance.json"] = cur_report.per_class
+    if current.features is not None:
+        metrics.update(feature_metrics(tests, decision.table))
+        tables["feature_drift.json"] = feature_table(tests, decision.table)
     return PeriodAssessment(decision, tests, headline, metrics, tables, reference, current, metric, cur_report)
 
 
@@ -255,7 +261,8 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         named by its score columns.
     columns : Columns or mapping, optional
         Column roles (:class:`metrics_core.contract.Columns`): ``label``, ``prediction``,
-        ``score``/``score_prefix``, ``price``, ``weight``. A ``price`` or ``weight`` named here
+        ``score``/``score_prefix``, ``price``, ``weight``, ``features`` (input columns watched for
+        drift: :mod:`metrics_core.monitoring.kinds.features`). A ``price`` or ``weight`` named here
         must exist in both tables; a label column that is absent while a near-miss of its name
         exists (``lable``) is an error, not a period without labels.
     positive_class : optional
@@ -314,6 +321,6 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
     contract.check_same_schema(ref.schema, cur.schema, layouts[0], reference="reference", current="current")
     stats = [scan_period(t, task, class_list, bins, label=lay.label, prediction=lay.prediction, scores=lay.scores,
                          price=lay.price, weight=lay.weight, threshold=threshold, where=w,
-                         open_classes=w == "current" and classes == "open")
+                         open_classes=w == "current" and classes == "open", features=cols.features)
              for t, lay, w in zip((ref, cur), layouts, ("reference", "current"))]
     return assess_stats(*stats, policy, headline_metric=headline_metric, report_options=report_options)

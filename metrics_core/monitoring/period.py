@@ -11,6 +11,7 @@ import numpy as np
 from metrics_core.calibration import CalibrationSet, calibration_set
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.errors import InputError
+from metrics_core.monitoring.features import FeatureStats, with_features
 from metrics_core.stats import BinaryStats, MulticlassStats
 
 __all__ = ["Bins", "PeriodStats", "update", "binned", "class_name", "MAX_CELL_CLASSES"]
@@ -192,6 +193,9 @@ class PeriodStats:
         (:func:`~metrics_core.monitoring.scan.scan_period` with ``open_classes=True``): class (as
         text) -> ``(rows, rows labelled so, rows predicted so)``. Those rows are left out of every
         other statistic (``n_rows`` does not count them; :attr:`n_new_class_rows` does).
+    features : FeatureStats, optional
+        The watched input features' statistics (:mod:`metrics_core.monitoring.features`), when
+        the scan names features.
 
     Merge (:meth:`merge`) is the element-wise sum, so statistics of batches, files and Dask
     partitions add up to those of one pass; bins, task and class list must agree.
@@ -213,6 +217,7 @@ class PeriodStats:
     score_by_pred: np.ndarray | None = None
     positives_by_pred: np.ndarray | None = None
     new_classes: dict = field(default_factory=dict)
+    features: FeatureStats | None = None
 
     def merge(self, other: "PeriodStats") -> "PeriodStats":
         """The statistics of both parts (element-wise sum); an InputError when bins, task or class
@@ -234,6 +239,8 @@ class PeriodStats:
                              else self.calibration.merge(other.calibration),
                              _add(self.score_by_pred, other.score_by_pred),
                              _add(self.positives_by_pred, other.positives_by_pred))
+        if self.features is not None or other.features is not None:
+            merged = dataclasses.replace(merged, features=with_features(self.features, other.features))
         if not (self.new_classes or other.new_classes):
             return merged
         return dataclasses.replace(merged, new_classes=_merge_new(self.new_classes, other.new_classes))
