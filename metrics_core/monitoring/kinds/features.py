@@ -243,7 +243,11 @@ def domain_test(reference: np.ndarray, current: np.ndarray, ref_hash: np.ndarray
         mean = np.nanmean(x[train], axis=0)
         std = np.nanstd(x[train], axis=0)
         std[~(std > 0)] = 1.0
-        z = np.clip(np.nan_to_num((x - mean) / std, nan=0.0), -10, 10)
+        z = np.nan_to_num((x - mean) / std, nan=0.0)
+        # principal axes of the training half, whitened: a change of correlation is a change of
+        # spread along them, which the squares then see
+        val, vec = np.linalg.eigh(np.atleast_2d(np.cov(z[train], rowvar=False)))
+        z = np.clip(z @ (vec / np.sqrt(np.maximum(val, 1e-6 * max(val.max(), 1e-12)))), -10, 10)
         z = np.hstack((z, z * z - 1.0))
         a, b = z[train & ~y], z[train & y]
         cov = (np.cov(a, rowvar=False) * (len(a) - 1) + np.cov(b, rowvar=False) * (len(b) - 1)) / (len(a) + len(b) - 2)
