@@ -69,17 +69,35 @@ SEED = 35
 _TOKEN = r"[\p{L}\p{N}]+"
 
 
-def numeric_index(x: np.ndarray) -> np.ndarray:
-    """Bin of each (non-NaN) value in the floating-point binning (0 .. :data:`N_NUMERIC_BINS` - 1).
-
-    >>> numeric_index(np.array([-np.inf, -1.0, 0.0, 1e-9, 1.0, 1.01, 2.0, np.inf])).tolist()
-    [0, 2560, 3841, 3841, 5122, 5122, 5186, 7682]
-    """
-    x = np.asarray(x, dtype=np.float64)
-    q = (np.abs(x).view(np.uint64) >> _SHIFT).astype(np.int64)
-    q -= _Q0
+def _lookup() -> np.ndarray:
+    """Bin of every value of the top 18 bits of a double (sign, exponent, 6 mantissa bits); the
+    exponent of inf and NaN: inf's pattern (mantissa bits 0) overflows, a quiet NaN's goes to bin
+    :data:`N_NUMERIC_BINS` (missing). The bins in order: overflow below, negatives, |x| < 2**-20,
+    positives, overflow above."""
+    top = np.arange(1 << 18, dtype=np.int64)
+    q = (top & ((1 << 17) - 1)) - _Q0
     np.clip(q, -1, _NQ, out=q)
-    return np.where(np.signbit(x), _NQ - q, _NQ + 2 + q)
+    out = np.where(top >> 17, _NQ - q, _NQ + 2 + q)
+    nan = ((top >> MANTISSA_BITS) & 0x7FF) == 0x7FF
+    nan &= (top & ((1 << MANTISSA_BITS) - 1)) != 0
+    out[nan] = N_NUMERIC_BINS
+    return out
+
+
+_LOOKUP = _lookup()
+
+
+def numeric_index(x: np.ndarray) -> np.ndarray:
+    """Bin of each value in the floating-point binning (0 .. :data:`N_NUMERIC_BINS` - 1; a NaN:
+    :data:`N_NUMERIC_BINS`): one shift and one look-up a value.
+
+    >>> numeric_index(np.array([-np.inf, -1.0, 0.0, 1e-9, 1.0, 1.01, 2.0, np.inf, np.nan])).tolist()
+    [0, 2560, 3841, 3841, 5122, 5122, 5186, 7682, 7683]
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    idx = (x.view(np.uint64) >> _SHIFT).view(np.int64)
+    # in place, element by element (mode "clip" takes no buffer; every index is in range)
+    return np.take(_LOOKUP, idx, out=idx, mode="clip")
 
 
 def numeric_points() -> np.ndarray:
@@ -212,18 +230,27 @@ def _floats(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-def _numeric(x: np.ndarray) -> np.ndarray:
-    """Counts per bin of each column of ``x`` (rows x features), NaN left out, a block of columns at a time."""
-    n, f = x.shape
-    out = np.zeros((f, N_NUMERIC_BINS), dtype=np.int64)
-    step = max(1, (1 << 22) // max(n, 1))  # about 32 MB of temporaries a block
+def _numeric(batch, names: list[str], keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts per bin of each numeric feature, its NaN count and its values on the sampled rows
+    ``keep``, a block of features at a time through one buffer (about 32 MB, whatever the batch)."""
+    f, n = len(names), batch.num_rows
+    out = np.empty((f, N_NUMERIC_BINS), dtype=np.int64)
+    nan = np.empty(f, dtype=np.int64)
+    sample = np.empty((f, keep.size))
+    width = N_NUMERIC_BINS + 1
+    step = max(1, (1 << 22) // max(n, 1))
+    buffer = np.empty((min(step, f), n))
     for lo in range(0, f, step):
-        block = x[:, lo:lo + step]
-        idx = numeric_index(block) + np.arange(block.shape[1]) * N_NUMERIC_BINS
-        idx = idx[~np.isnan(block)]
-        out[lo:lo + block.shape[1]] = np.bincount(idx, minlength=block.shape[1] * N_NUMERIC_BINS).reshape(
-            block.shape[1], N_NUMERIC_BINS)
-    return out
+        block = buffer[:min(step, f - lo)]
+        for j in range(block.shape[0]):
+            block[j] = _floats(batch.column(names[lo + j]))
+        sample[lo:lo + block.shape[0]] = block[:, keep]
+        idx = numeric_index(block)
+        idx += (np.arange(block.shape[0]) * width)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=block.shape[0] * width).reshape(block.shape[0], width)
+        out[lo:lo + block.shape[0]] = counts[:, :-1]
+        nan[lo:lo + block.shape[0]] = counts[:, -1]
+    return out, nan, sample.T
 
 
 def _strings(column: pa.Array | pa.ChunkedArray) -> pl.Series:
@@ -272,27 +299,26 @@ def feature_update(batch: pa.RecordBatch | pa.Table, columns: tuple, types: tupl
     columns = tuple(columns)
     types = tuple(types) if types is not None else tuple(feature_type(c, batch.schema.field(c).type) for c in columns)
     n = batch.num_rows
-    sample = np.empty((n, len(columns)))
-    num = [i for i, t in enumerate(types) if t == "numeric"]
-    for i in num:
-        sample[:, i] = _floats(batch.column(columns[i]))
-    missing = np.zeros(len(columns), dtype=np.int64)
-    missing[num] = np.isnan(sample[:, num]).sum(axis=0)
-    cats, rows, tokens = [], [], []
-    for i, t in enumerate(types):
-        if t == "string":
-            s = _strings(batch.column(columns[i]))
-            c, r, tok, sample[:, i] = _text(s)
-            cats.append(c), rows.append(r), tokens.append(tok)
-            missing[i] = s.null_count()
     frame = pl.from_arrow(batch.select(list(columns))) if isinstance(batch, pa.Table) else \
         pl.from_arrow(pa.Table.from_batches([batch]).select(list(columns)))
     h = frame.hash_rows(seed=SEED).to_numpy()
     keep = np.argsort(h, kind="stable")[:SAMPLE_ROWS]
+    sample = np.empty((keep.size, len(columns)))
+    num = [i for i, t in enumerate(types) if t == "numeric"]
+    missing = np.zeros(len(columns), dtype=np.int64)
+    numeric, missing[num], sample[:, num] = _numeric(batch, [columns[i] for i in num], keep)
+    cats, rows, tokens = [], [], []
+    for i, t in enumerate(types):
+        if t == "string":
+            s = _strings(batch.column(columns[i]))
+            c, r, tok, per_row = _text(s)
+            sample[:, i] = per_row[keep]
+            cats.append(c), rows.append(r), tokens.append(tok)
+            missing[i] = s.null_count()
     n_str = len(cats)
-    return FeatureStats(columns, types, n, missing, _numeric(sample[:, num]), tuple(cats),
+    return FeatureStats(columns, types, n, missing, numeric, tuple(cats),
                         np.array(rows, dtype=np.int64).reshape(n_str, MAX_TOKENS + 1),
-                        np.array(tokens, dtype=np.int64).reshape(n_str, TOKEN_BUCKETS), h[keep], sample[keep])
+                        np.array(tokens, dtype=np.int64).reshape(n_str, TOKEN_BUCKETS), h[keep], sample)
 
 
 def with_features(a: FeatureStats | None, b: FeatureStats | None) -> FeatureStats | None:
