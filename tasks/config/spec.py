@@ -99,7 +99,8 @@ class ColumnMap(_Model):
     weight: str | None = Field("weight", description="Row weight, e.g. expenditure (ONS); None = unweighted.")
     price: str | None = Field("price", description="Price column for the Annex E/F price checks; None = none.")
     features: list[str] = Field(default_factory=list, description="Model input columns (e.g. [title]); "
-                                "used to run a model and for leakage/representativeness checks.")
+                                "watched for drift when monitoring, used to run a model and for "
+                                "leakage/representativeness checks.")
 
 
 def _policy_model() -> type[_Model]:
@@ -390,7 +391,7 @@ columns:                        # column roles: the defaults; a default column t
   price: price                  # price: null = no price column (a name other than the default must exist)
   weight: weight                # expenditure weight; weight: null = unweighted
   period: period
-  features: []                  # model inputs, e.g. [title]: needed to score with model_uri
+  features: []                  # model inputs, e.g. [title, pack_size]: watched for drift; scored with model_uri
 labels: null                    # class list; null = distinct labels of the reference
 classes: open                   # open: a new class in a period alerts; closed: it is an error
 beta: 1.0
@@ -409,4 +410,8 @@ alerts:
   metric_floor: null            # null = reference headline minus metric_drop
   metric_drop: 0.05
   level: 0.95                   # confidence level of the headline metric's interval
+  feature_shift: 0.1            # Wasserstein-1 of a numeric feature, in reference SDs
+  feature_psi: 0.1              # PSI of a categorical feature
+  feature_unseen: 0.05          # excess share of a text feature's tokens unseen in the reference
+  feature_auroc: 0.6            # AUROC of the domain classifier on all features
 """
