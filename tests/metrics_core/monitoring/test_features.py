@@ -182,3 +182,35 @@ def test_twelve_stable_months_with_features_watched_raise_at_most_one_false_alar
             for _ in range(12)]
     assert sum(r.alert for r in runs) <= 1
     assert max(r.metrics["feature_domain_auroc"] for r in runs) < 0.56
+
+
+def test_the_pack_size_shift_passes_both_halves_of_the_rule_in_every_one_of_200_seeds():
+    from metrics_core.monitoring import POLICY
+
+    rng = np.random.default_rng(5)
+    ref = rng.multinomial(4000, [0.25] * 4, size=200)
+    cur = rng.multinomial(4000, [0.10, 0.25, 0.25, 0.40], size=200)
+    stable = rng.multinomial(4000, [0.25] * 4, size=200)
+    names = ["250", "400", "500", "750"]
+    shifted = [_category_test(dict(zip(names, r)), dict(zip(names, c))) for r, c in zip(ref, cur)]
+    assert all(t.p_value < 1e-6 and t.effect_size >= POLICY.feature_psi for t in shifted)
+    assert max(_category_test(dict(zip(names, r)), dict(zip(names, c))).effect_size
+               for r, c in zip(ref, stable)) < POLICY.feature_psi / 3
+
+
+def test_a_retailer_renaming_its_products_alerts_on_unseen_tokens_and_a_stable_month_does_not():
+    from classwatch.demo.quotes import quotes
+
+    ref = quotes(6000, 1, "2024-01")
+    stable, renamed = quotes(6000, 2, "2024-02"), quotes(6000, 3, "2024-03")
+    rng = np.random.default_rng(0)
+    new = [f"Shop07 Zesty{rng.integers(100)} Crumbly{rng.integers(100)} Snack" for _ in range(900)]
+    renamed = renamed.with_columns(title=pl.Series(new + renamed["title"].to_list()[900:]))
+    kw = dict(columns={"features": ["title"], "price": None, "weight": None}, report_options={"n_boot": 0})
+    ref, stable, renamed = (f.with_columns(prediction=f["label"]) for f in (ref, stable, renamed))
+    quiet = assess_period(ref, stable, **kw)
+    loud = assess_period(ref, renamed, **kw)
+    assert not [r for r in quiet.reasons if r.key.cls == "title"]
+    unseen = next(r for r in loud.reasons if r.key.kind == "feature_unseen")
+    assert unseen.key.cls == "title" and unseen.text.startswith("feature title: ")
+    assert unseen.current == pytest.approx(unseen.effect + unseen.reference) and unseen.current > 0.1
