@@ -23,8 +23,9 @@ Which test a feature gets is read off the reference's statistics
 - ``feature_domain``: the numeric features and the token counts together (2+ columns): a
   cross-fitted domain classifier on the bottom-k row samples tells the period's rows from the
   reference's; effect = its AUROC, threshold ``feature_auroc``. Each half of the samples (a bit of
-  the row hash) trains a ridge-regularised linear discriminant on standardised values and their
-  squares (so a change of spread counts as well as a change of mean) and scores the other half;
+  the row hash) trains a ridge-regularised linear discriminant on its whitened principal
+  components and their squares (so a change of spread or of correlation counts as well as a
+  change of mean) and scores the other half;
   the one-sided Mann-Whitney tests of both halves (scipy) are combined by Stouffer's z. Held-out
   scores keep the AUROC at 0.5 on stable periods whatever the number of features.
 
