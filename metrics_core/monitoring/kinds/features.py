@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 import polars as pl
@@ -171,11 +172,23 @@ def _pair(reference: PeriodStats, current: PeriodStats) -> tuple[FeatureStats, F
     return r, c
 
 
+def _warn_overflow(r: FeatureStats, c: FeatureStats) -> None:
+    """A loud warning per numeric feature with values beyond the bins (|x| >= 2**40, e.g. ids read as
+    numbers): they are counted in the overflow bins, where no shift among them shows."""
+    for j, col in enumerate(r.of_type("numeric")):
+        n = [int(s.numeric[j, 0] + s.numeric[j, -1]) for s in (r, c)]
+        if any(n):
+            warnings.warn(f"feature {col}: {n[0]:,} reference and {n[1]:,} period values beyond +-2**40 (about "
+                          f"1.1e12) share the overflow bins, where a shift among them does not show; watch such a "
+                          f"column as text or categories (cast it to string), or rescale it.", stacklevel=3)
+
+
 def _numeric_tests(reference: PeriodStats, current: PeriodStats) -> Planned:
     pair = _pair(reference, current)
     if pair is None:
         return []
     r, c = pair
+    _warn_overflow(r, c)
     points, names = numeric_points(), r.of_type("numeric")
     return [(TestKey("feature_numeric", col), Job(numeric_test, binned(points, r.numeric[names.index(col)]),
                                                   binned(points, c.numeric[names.index(col)])))

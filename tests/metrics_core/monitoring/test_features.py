@@ -220,3 +220,9 @@ def test_a_retailer_renaming_its_products_alerts_on_unseen_tokens_and_a_stable_m
     unseen = next(r for r in loud.reasons if r.key.kind == "feature_unseen")
     assert unseen.key.cls == "title" and unseen.text.startswith("feature title: ")
     assert unseen.current == pytest.approx(unseen.effect + unseen.reference) and unseen.current > 0.1
+
+
+def test_numbers_beyond_the_bins_are_a_loud_warning_naming_the_feature():
+    ids = pl.DataFrame({"prediction": ["a", "b", "c", "d"] * 25, "order_id": np.arange(100) * 10 ** 13})
+    with pytest.warns(UserWarning, match="feature order_id: 99 reference and 99 period values beyond"):
+        assess_period(ids, ids, columns={"features": ["order_id"]}, report_options={"n_boot": 0})
