@@ -259,7 +259,8 @@ def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=Non
                                weight=layout.weight, threshold=spec.threshold, filter=row_filter,
                                batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open",
                                partial_labels=current, design_weight=layout.design_weight if current else None,
-                               segments=spec.columns.segments)
+                               segments=spec.columns.segments,
+                               features=layout.features)
     except NoRowsError:
         if row_filter is None:
             raise

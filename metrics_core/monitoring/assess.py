@@ -28,6 +28,7 @@ from metrics_core.monitoring.segments import (SEGMENT_BOOT, SegmentTests, segmen
 from metrics_core.monitoring.kinds import KINDS, TestKey, run_tests
 from metrics_core.drift import drift_table
 from metrics_core.monitoring.survey import SampleWarning
+from metrics_core.monitoring.kinds.features import feature_metrics, feature_table
 from metrics_core.price import price_impact_binned
 from metrics_core.significance import TestResult
 
@@ -293,8 +294,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     if sample is not None:
         metrics.update(sample.metrics)
     metrics.update(_headline_metrics(metric, headline, decision))
+    summary_only = {k.name for k in tests if KINDS[k.kind].summary_only}  # input features: a summary, not a metric each
     metrics.update({f"p_adj/{name}": v for name, v in zip(decision.table["name"], decision.table["p_adjusted"])
-                    if "@" not in name})  # a segment's tests are summarised (segments/...), not logged one by one
+                    if "@" not in name and name not in summary_only})  # a segment's tests: summarised (segments/...)
     metrics.update(_test_metrics(tests))
     if current.new_classes:
         metrics["new_class_rows"] = current.n_new_class_rows
@@ -315,6 +317,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
                                                  for s in seg.headlines}
         tables["segments.json"] = segment_table(decision, keys)
         metrics.update(segment_metrics(tables["segments.json"], seg))
+    if current.features is not None:
+        metrics.update(feature_metrics(tests, decision.table))
+        tables["feature_drift.json"] = feature_table(tests, decision.table)
     return PeriodAssessment(decision, tests, headline, metrics, tables, reference, current, metric, cur_report)
 
 
@@ -354,7 +359,8 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
         named by its score columns.
     columns : Columns or mapping, optional
         Column roles (:class:`metrics_core.contract.Columns`): ``label``, ``prediction``,
-        ``score``/``score_prefix``, ``price``, ``weight``. A ``price`` or ``weight`` named here
+        ``score``/``score_prefix``, ``price``, ``weight``, ``features`` (input columns watched for
+        drift: :mod:`metrics_core.monitoring.kinds.features`). A ``price`` or ``weight`` named here
         must exist in both tables; a label column that is absent while a near-miss of its name
         exists (``lable``) is an error, not a period without labels.
     positive_class : optional
@@ -430,6 +436,7 @@ def assess_period(reference: Any, current: Any, policy: Any = None, *, task: str
     stats = [scan_period(t, task, class_list, bins, label=lay.label, prediction=lay.prediction, scores=lay.scores,
                          price=lay.price, weight=lay.weight, threshold=threshold, where=w,
                          open_classes=w == "current" and classes == "open", partial_labels=w == "current",
-                         design_weight=cols.design_weight if w == "current" else None, segments=segments)
+                         design_weight=cols.design_weight if w == "current" else None, segments=segments,
+                         features=cols.features)
              for t, lay, w in zip((ref, cur), layouts, ("reference", "current"))]
     return assess_stats(*stats, policy, headline_metric=headline_metric, report_options=report_options)

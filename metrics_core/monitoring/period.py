@@ -12,6 +12,7 @@ import numpy as np
 from metrics_core.calibration import CalibrationSet, calibration_set
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.errors import InputError
+from metrics_core.monitoring.features import FeatureStats, with_features
 from metrics_core.stats import BinaryStats, MulticlassStats
 
 if TYPE_CHECKING:  # (sample.py reads this module's Bins: imported where used, not at the top)
@@ -205,6 +206,9 @@ class PeriodStats:
     segments : dict
         Per segment, ``(column, value as text)`` -> the :class:`PeriodStats` of its rows (scanned
         with ``segments=`` in the same pass, :mod:`.segments`); empty when no segment column is watched.
+    features : FeatureStats, optional
+        The watched input features' statistics (:mod:`metrics_core.monitoring.features`), when
+        the scan names features.
 
     Merge (:meth:`merge`) is the element-wise sum, so statistics of batches, files and Dask
     partitions add up to those of one pass; bins, task and class list must agree.
@@ -228,6 +232,7 @@ class PeriodStats:
     new_classes: dict = field(default_factory=dict)
     sample: SampleStats | None = None
     segments: dict = field(default_factory=dict)
+    features: FeatureStats | None = None
 
     def merge(self, other: "PeriodStats") -> "PeriodStats":
         """The statistics of both parts (element-wise sum); an InputError when bins, task or class
@@ -257,6 +262,8 @@ class PeriodStats:
             merged = dataclasses.replace(merged, segments={
                 k: self.segments[k].merge(other.segments[k]) if k in self.segments and k in other.segments
                 else self.segments.get(k) or other.segments[k] for k in {**self.segments, **other.segments}})
+        if self.features is not None or other.features is not None:
+            merged = dataclasses.replace(merged, features=with_features(self.features, other.features))
         if not (self.new_classes or other.new_classes):
             return merged
         return dataclasses.replace(merged, new_classes=_merge_new(self.new_classes, other.new_classes))

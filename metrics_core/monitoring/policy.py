@@ -124,6 +124,18 @@ class AlertPolicy:
       the test's power to see a drop of ``metric_drop`` is under 80 %, the verdict is "not enough
       labels to judge" with the labelled rows needed (metrics_core.sampling.sample_size), not an
       alert. ``level`` is the confidence level of the headline metric's interval.
+    - The input features (``columns.features``; :mod:`metrics_core.monitoring.kinds.features`):
+      ``feature_shift`` = 0.1 reference standard deviations of Wasserstein-1 shift of a numeric
+      feature (a feature has no known unit, so the shift is read on its own spread: 0.1 SD is
+      the customary "small" effect of a normalised distance, the default of
+      :func:`metrics_core.drift.wasserstein`; a mean shift of 0.1 SD moves it by 0.1), also for
+      the tokens per value of a text feature; ``feature_psi`` = 0.1 for a categorical feature,
+      the same reading of PSI as the class mix; ``feature_unseen`` = 0.05: 5 points more of
+      the period's tokens unseen in the reference than its Good-Turing missing mass predicts (a
+      retailer renaming its products); ``feature_auroc`` = 0.6 for the domain classifier on all
+      features together: on stable periods its cross-fitted AUROC is 0.5 with a standard error
+      of about 0.01 on the 2,000-row samples, so 0.6 is ten standard errors off and a period
+      that a linear classifier tells apart one time in ten better than chance.
 
     Examples
     --------
@@ -146,6 +158,13 @@ class AlertPolicy:
     metric_floor: float | None = _field(None, "absolute floor of the headline metric; None = reference value minus "
                                         "metric_drop.")
     level: float = _field(0.95, "confidence level of the headline metric's interval.", gt=0, lt=1)
+    feature_shift: float = _field(0.1, "Wasserstein-1 shift of a numeric input feature (or of a text feature's "
+                                  "tokens per value), in reference standard deviations.", gt=0)
+    feature_psi: float = _field(0.1, "PSI of a categorical input feature's values.", gt=0)
+    feature_unseen: float = _field(0.05, "share of a text feature's tokens unseen in the reference, above the share "
+                                   "the reference predicts (Good-Turing).", gt=0, lt=1)
+    feature_auroc: float = _field(0.6, "AUROC of the cross-fitted domain classifier on the input features "
+                                  "(0.5 = the period looks like the reference).", gt=0.5, le=1)
 
     def __post_init__(self) -> None:
         # the notebook's policy accepts what the run spec's model accepts, no more

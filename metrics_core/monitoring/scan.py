@@ -15,6 +15,7 @@ from metrics_core.dataset import file_error, open_dataset
 from metrics_core.dataset.parallel import scan_batches
 from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
+from metrics_core.monitoring.features import feature_type, feature_update
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
 from metrics_core.monitoring.segments import segment_update
 
@@ -119,7 +120,21 @@ def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bin
         out = dataclasses.replace(whole, segments=parts)
     else:
         out = update(task, labels, bins, pred_idx, **rows)
+    if checks.get("features"):
+        out = dataclasses.replace(out, features=feature_update(batch, *checks["features"]))
     return dataclasses.replace(out, new_classes=counts) if counts else out
+
+
+def _features(data, features: Sequence[str]) -> tuple[tuple, tuple]:
+    """The watched features and their types (:func:`~metrics_core.monitoring.features.feature_type`)
+    from the source's schema; a missing column is an error naming it and the columns there are."""
+    features = tuple(dict.fromkeys(features))
+    names = data.schema.names
+    absent = [c for c in features if c not in names]
+    if absent:
+        raise InputError(f"features: column {absent[0]!r} is not in the data ({len(absent)} missing); the columns are "
+                         f"{names[:30]}.")
+    return features, tuple(feature_type(c, data.schema.field(c).type) for c in features)
 
 
 def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, label: str | None = None,
@@ -127,7 +142,8 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                 weight: str | None = None, threshold: float = 0.5, filter=None, batch_rows: int = 262_144,
                 progress: Callable[[int], None] | None = None, where: str = "table",
                 open_classes: bool = False, threads: int | None = None, partial_labels: bool = False,
-                design_weight: str | None = None, segments: Sequence[str] = ()) -> PeriodStats:
+                design_weight: str | None = None, segments: Sequence[str] = (), features: Sequence[str] = (),
+                parts=None) -> PeriodStats:
     """:class:`PeriodStats` of a dataset in ONE pass over its batches (:func:`metrics_core.dataset.scan_batches`).
 
     Parameters
@@ -178,6 +194,13 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     segments : sequence of str
         Segment columns: in the same pass, the statistics of each value's rows
         (:attr:`PeriodStats.segments`, :func:`~metrics_core.monitoring.segments.segment_update`).
+    features : sequence of str
+        Input columns watched for drift (:mod:`metrics_core.monitoring.features`), summarised in
+        the same pass (``PeriodStats.features``); a column that is neither numeric nor text is an
+        error naming it.
+    parts : sequence of Part, optional
+        Only these partitions (:func:`metrics_core.dataset.parts_of`): a Dask task's share of
+        the source; the statistics of all parts merge to those of the whole.
 
     Returns
     -------
@@ -215,10 +238,13 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                               why="Each segment column (columns.segments) must exist in the reference and the period.")
     checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price,
                   design_weight=design_weight, partial_labels=partial_labels)
+    watched = _features(data, features)
+    needed += [c for c in watched[0] if c not in needed]
 
     def batch_stats(batch: pa.RecordBatch, path: str, first_row: int) -> PeriodStats:
         label_idx, pred_idx = _class_indices(batch, path, first_row, labels, checks, open_classes)
-        return _batch_stats(batch, task, labels, bins, label_idx, pred_idx, checks, threshold, open_classes, segments)
+        return _batch_stats(batch, task, labels, bins, label_idx, pred_idx,
+                            {**checks, "features": watched if watched[0] else None}, threshold, open_classes, segments)
 
     def explain(bad: InputError, path: str, _batch, _row) -> InputError:
         if in_memory:  # the table is one batch: the count is already the whole table's
@@ -229,7 +255,7 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
 
     out: PeriodStats | None = None
     for _, batch, _, part in scan_batches(data, needed, batch_stats, filter=filter, batch_rows=batch_rows,
-                                          threads=threads, explain=explain, where=where):
+                                          threads=threads, explain=explain, where=where, parts=parts):
         out = part if out is None else out.merge(part)
         if progress is not None:
             progress(batch.num_rows)

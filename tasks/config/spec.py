@@ -103,7 +103,8 @@ class ColumnMap(_Model):
                                       "sample (a null label marks an unlabelled row); absent = the labelled rows "
                                       "are a simple random sample within each predicted class; None = none.")
     features: list[str] = Field(default_factory=list, description="Model input columns (e.g. [title]); "
-                                "used to run a model and for leakage/representativeness checks.")
+                                "watched for drift when monitoring, used to run a model and for "
+                                "leakage/representativeness checks.")
     segments: list[str] = Field(default_factory=list, description="Segment columns (e.g. [retailer]): every "
                                 "monitoring test also runs within each value, against the same value of the "
                                 "reference, all corrected together; each must exist in the reference and the period.")
@@ -398,7 +399,7 @@ columns:                        # column roles: the defaults; a default column t
   weight: weight                # expenditure weight; weight: null = unweighted
   design_weight: design_weight  # monitoring: a labelled row's 1 / inclusion probability (labelled samples)
   period: period
-  features: []                  # model inputs, e.g. [title]: needed to score with model_uri
+  features: []                  # model inputs, e.g. [title, pack_size]: watched for drift; scored with model_uri
   segments: []                  # e.g. [retailer]: every monitoring test also per value (docs/alerts.md)
 labels: null                    # class list; null = distinct labels of the reference
 classes: open                   # open: a new class in a period alerts; closed: it is an error
@@ -418,4 +419,8 @@ alerts:
   metric_floor: null            # null = reference headline minus metric_drop
   metric_drop: 0.05
   level: 0.95                   # confidence level of the headline metric's interval
+  feature_shift: 0.1            # Wasserstein-1 of a numeric feature, in reference SDs
+  feature_psi: 0.1              # PSI of a categorical feature
+  feature_unseen: 0.05          # excess share of a text feature's tokens unseen in the reference
+  feature_auroc: 0.6            # AUROC of the domain classifier on all features
 """

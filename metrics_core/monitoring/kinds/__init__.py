@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core.errors import InputError
-from metrics_core.monitoring.kinds import calibration, headline, prevalence, prices, scores
+from metrics_core.monitoring.kinds import calibration, features, headline, prevalence, prices, scores
 from metrics_core.monitoring.kinds.base import (COUNTS, HEADLINE, KINDS, OTHER, PERFORMANCE, PREVALENCE, PRICES, SCORES,
                                                 Job, Kind, Metric, PanelSpec, TestKey, run_jobs)
 from metrics_core.monitoring.kinds.prices import MIN_PRICE_ROWS
@@ -36,6 +36,7 @@ KINDS.update((k.name, k) for k in (
     scores.SCORE,
     prices.PRICE, prices.PRICE_LABEL, prices.PRICE_FALSE_POSITIVE, prices.PRICE_FALSE_NEGATIVE,
     calibration.CALIBRATION,
+    *features.FEATURE_KINDS,
     headline.HEADLINE, headline.NEW_CLASS,
 ))
 

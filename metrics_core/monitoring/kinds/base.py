@@ -167,6 +167,9 @@ class Kind:
         orders by tier, then effect over threshold): 0 a class outside the class list, 1 the model's
         performance (headline, calibration), 2 (the default) what the model reads and predicts,
         3 the prices of its error cells, which move whenever the errors move.
+    summary_only : bool
+        Its tests log no metric each (no ``p_adj/<test>``): a period may hold thousands of them
+        (input features); the kind's module gives the period's summary instead.
     """
 
     name: str
@@ -180,6 +183,7 @@ class Kind:
     logged: tuple[Metric, ...] = ()
     panel: PanelSpec | None = None
     tier: int = 2
+    summary_only: bool = False
 
 
 def run_jobs(jobs: list[Job]) -> list[TestResult]:

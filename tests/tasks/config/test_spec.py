@@ -96,7 +96,8 @@ def test_fingerprint_hashes_what_decides_a_result_only():
 #: an expected calibration error, a fraction of rows).
 BOUNDS = {"alpha": {"gt": 0, "lt": 1}, "correction": {}, "prevalence_change": {"gt": 0, "lt": 1}, "psi": {"gt": 0},
           "score_shift": {"gt": 0, "lt": 1}, "calibration_change": {"gt": 0, "lt": 1}, "price_change": {"gt": 0},
-          "metric_drop": {"ge": 0}, "metric_floor": {}, "level": {"gt": 0, "lt": 1}}
+          "metric_drop": {"ge": 0}, "metric_floor": {}, "level": {"gt": 0, "lt": 1}, "feature_shift": {"gt": 0},
+          "feature_psi": {"gt": 0}, "feature_unseen": {"gt": 0, "lt": 1}, "feature_auroc": {"gt": 0.5, "le": 1}}
 
 
 def test_calibration_change_is_a_spec_field_and_reaches_the_policy():
