@@ -10,8 +10,9 @@ from typing import Iterator, NoReturn
 
 import typer
 
-#: Exit codes of every classwatch command (docs/cli.md "Exit codes").
-OK, FAILED, BAD_INPUT = 0, 1, 2
+#: Exit codes of every classwatch command (docs/cli.md "Exit codes"); 130 (128 + SIGINT) after Ctrl-C,
+#: as a shell reports a command it interrupted.
+OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 
 #: Environment variable that keeps tracebacks (``classwatch --debug`` sets it).
 DEBUG_ENV = "CLASSWATCH_DEBUG"
@@ -33,9 +34,12 @@ def exit_code(exc: BaseException) -> int:
 
 
 def message(exc: BaseException) -> str:
-    """The user's message of an exception (its type only when it has no text)."""
+    """The user's message of an exception: its text for bad input and a server found down, else
+    its type and text (its type only when it has no text)."""
+    from tasks.net import Unreachable  # a server found down: its message says which and what to do
+
     text = str(exc).strip()
-    return text if text and isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}" if text else \
+    return text if text and isinstance(exc, (ValueError, Unreachable)) else f"{type(exc).__name__}: {text}" if text else \
         type(exc).__name__
 
 

@@ -241,3 +241,45 @@ def test_the_summary_lists_the_strongest_reasons_and_says_where_alerts_went(caps
     words = reasons[0].summary.split()
     shown = cell.split("│")[5].strip().removesuffix("(25)").strip()
     assert shown.endswith(" ...") and shown[:-4].split() == words[:len(shown[:-4].split())]
+
+
+def _classwatch_monitor(spec, periods, env, **kw):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    args = [str(Path(sys.executable).parent / "classwatch"), "monitor", "--spec", str(spec)]
+    for p in periods:
+        args += ["--period", p]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200", **env}, **kw)
+
+
+def test_a_prefect_api_that_never_answers_is_one_error_after_the_health_check(monitoring_spec, tmp_path):
+    """PREFECT_API_URL at a server that accepts connections and never answers: each period waited
+    430 s with nothing on screen. Now its /health gets CLASSWATCH_PREFECT_TIMEOUT seconds (here 2),
+    then one Error line names the URL, and nothing is logged."""
+    import socket
+    import time
+
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(monitoring_spec))
+    with socket.socket() as silent:  # the kernel accepts connections into the backlog; nobody answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/api"
+        t0 = time.monotonic()
+        proc = _classwatch_monitor(spec, [PERIODS[0], PERIODS[1]], {"PREFECT_API_URL": url,
+                                                                    "CLASSWATCH_PREFECT_TIMEOUT": "2"})
+        out, err = proc.communicate(timeout=120)
+        seconds = time.monotonic() - t0
+    assert proc.returncode == 1, out + err
+    errors = [line for line in err.splitlines() if line.startswith("Error:")]
+    assert errors == [f"Error: the Prefect API at {url} did not answer {url}/health within 2 s (timed out); nothing "
+                      "was computed or logged. Check that server (`classwatch server` or `prefect server start` starts "
+                      "one), point PREFECT_API_URL at a running one, or unset it to use the embedded API; "
+                      "CLASSWATCH_PREFECT_TIMEOUT=60 waits longer."], err
+    assert "Traceback" not in out + err and seconds < 60
+    assert not (tmp_path / "mlflow.db").exists()
