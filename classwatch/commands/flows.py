@@ -325,9 +325,9 @@ def _summary(done: list, failed: list, rerun: str | None = None) -> None:
 
     stopped = [p for p, exc in failed if isinstance(exc, KeyboardInterrupt)]
     if stopped:
-        typer.secho(f"Interrupted during {stopped[0]}: a run of it that was being written is marked KILLED (running "
-                    "it again replaces it)" + (f"; not run: {', '.join(stopped[1:])}" if stopped[1:] else "") + ".",
-                    err=True)
+        typer.secho(f"Interrupted during {stopped[0]}: its run is FINISHED if it was logged in full, else marked "
+                    "KILLED (running it again finds it logged, or replaces it)"
+                    + (f"; not run: {', '.join(stopped[1:])}" if stopped[1:] else "") + ".", err=True)
         failed = [(p, exc) for p, exc in failed if not isinstance(exc, KeyboardInterrupt)]
 
     if done:

@@ -283,3 +283,78 @@ def test_a_prefect_api_that_never_answers_is_one_error_after_the_health_check(mo
                       "CLASSWATCH_PREFECT_TIMEOUT=60 waits longer."], err
     assert "Traceback" not in out + err and seconds < 60
     assert not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_ctrl_c_in_monitor_says_what_was_logged_and_leaves_no_run_running(monitoring_spec, tmp_path, store):
+    """Ctrl-C once the first of four periods is logged: the command exited 130 without a word of what
+    was logged, and once left the period being written RUNNING. Now it says it was interrupted, which
+    periods are logged and the command that runs the others; a run being written is KILLED."""
+    import re
+    import signal
+    import time
+
+    import yaml
+    from prefect.settings import PREFECT_API_URL
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(monitoring_spec))
+    periods = [*PERIODS, SHIFTED]
+    proc = _classwatch_monitor(spec, periods, {"PREFECT_API_URL": PREFECT_API_URL.value()})
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            runs = mlflow_runs(store, "monitor-tests")
+            if any(r.data.tags.get("classwatch.period") == PERIODS[0] and r.info.status == "FINISHED" for r in runs):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    logged = re.search(r"Logged: (.*)\.", err) or re.search(r"logged: (.*)\.", err)
+    interrupted = re.search(r"^Interrupted during (\S+): ", err, re.M)
+    assert logged and interrupted, err
+    done = [p for p in logged.group(1).split(", ") if p != "none"]
+    assert PERIODS[0] in done + [interrupted.group(1)], err
+    rerun = re.search(r"^Run them again with: .*classwatch monitor --spec (\S+) (.*)$", err, re.M)
+    assert rerun and rerun.group(1) == str(spec), err
+    again = rerun.group(2).replace("--period ", "").split()
+    assert sorted(done + again) == periods, err  # every period is logged or named to run again
+    runs = mlflow_runs(store, "monitor-tests")
+    assert {r.info.status for r in runs} <= {"FINISHED", "KILLED"}, [(r.info.run_name, r.info.status) for r in runs]
+    finished = {r.data.tags.get("classwatch.period") for r in runs if r.info.status == "FINISHED"} - {None}
+    assert set(done) <= finished
+    assert "Traceback" not in err, err
+
+
+def test_a_huge_spec_is_one_line_of_bad_input(monitoring_spec, tmp_path):
+    """A 50 MB spec exited 1 and wrote 105 MB to stderr (Prefect refused the flow's parameters over
+    512 KB and its error echoed them twice). A spec over 1 MiB is now refused before it is read."""
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({**monitoring_spec, "context": "x" * (2 << 20)}))
+    proc = _classwatch_monitor(spec, [PERIODS[0]], {"PREFECT_API_URL": f"http://127.0.0.1:{_closed_port()}/api"})
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err[-500:]
+    assert err.splitlines() == [f"Error: Run spec {spec} is 2.0 MiB; a run spec is at most 1 MiB (a few KB is usual). "
+                                "Is it the right file? Data goes in the files that data.reference and data.current "
+                                "name, not in the spec."] and out == ""
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_spec_over_prefects_parameter_limit_is_monitored(monitoring_spec, tmp_path, store):
+    """The flow gets the spec's path, not the loaded spec: a 600 KB spec (a long context text) was
+    refused by Prefect, whose flow parameters are at most 512 KB."""
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({**monitoring_spec, "context": "x" * 600_000}))
+    result = runner.invoke(app, ["monitor", "--spec", str(spec), "--period", PERIODS[0]])
+    assert result.exit_code == 0, result.output[-800:]
+    runs = mlflow_runs(store, "monitor-tests")
+    assert [r.info.status for r in runs if r.data.tags.get("classwatch.period") == PERIODS[0]] == ["FINISHED"]
