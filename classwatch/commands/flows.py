@@ -215,8 +215,11 @@ def checked_periods(run_spec, periods: list[str]) -> tuple[list[str], list]:
     return ok, failed
 
 
-class NotRun(Exception):
-    """A period not monitored because an earlier one found a server down or the command was interrupted."""
+def _not_run(exc: Exception) -> Exception:
+    """The failure of a period not tried because an earlier one found a server down."""
+    from tasks.net import Unreachable
+
+    return Unreachable(f"not run: {message(exc).split(';')[0]}")
 
 
 def _monitor_periods(flow, run_spec, spec: Path, periods: list[str], force: bool, current: str | None = None
@@ -249,7 +252,7 @@ def _monitor_periods(flow, run_spec, spec: Path, periods: list[str], force: bool
                     traceback.print_exception(exc)
                 failed.append((p, exc))
                 if isinstance(exc, Unreachable):
-                    failed += [(q, NotRun(f"not run: {message(exc).split(';')[0]}")) for q in periods[i + 1:]]
+                    failed += [(q, _not_run(exc)) for q in periods[i + 1:]]
                     break
             progress.advance(job)
     return done, failed, list(dict.fromkeys(str(w.message) for w in caught))

@@ -358,3 +358,22 @@ def test_a_spec_over_prefects_parameter_limit_is_monitored(monitoring_spec, tmp_
     assert result.exit_code == 0, result.output[-800:]
     runs = mlflow_runs(store, "monitor-tests")
     assert [r.info.status for r in runs if r.data.tags.get("classwatch.period") == PERIODS[0]] == ["FINISHED"]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_store_found_down_stops_the_later_periods_and_says_what_to_run_again(monitoring_spec, tmp_path):
+    """A tracking server that is down fails the first period at once; the later ones are not tried
+    (each would wait for MLflow's retries again), and the command names them all to run again."""
+    import yaml
+
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({**monitoring_spec, "mlflow": {"experiment": "down", "tracking_uri": uri}}))
+    result = runner.invoke(app, ["monitor", "--spec", str(spec), *(a for p in PERIODS for a in ("--period", p))])
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert errors[0].startswith(f"Error: {PERIODS[0]}: the MLflow tracking server {uri} is unreachable (")
+    reason = errors[0].split(" is unreachable (")[1].split(")")[0]
+    assert errors[1:] == [f"Error: {p}: not run: the MLflow tracking server {uri} is unreachable ({reason})"
+                          for p in PERIODS[1:]]
+    assert result.output.splitlines()[-1].endswith(f"monitor --spec {spec} " + " ".join(f"--period {p}" for p in PERIODS))
