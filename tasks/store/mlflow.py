@@ -34,6 +34,7 @@ import polars as pl
 
 from tasks.config.spec import default_tracking_uri
 from tasks.net import Unreachable
+from tasks.store.outage import StoreUnreachable, check_reachable, guarded  # noqa: F401 - StoreUnreachable: callers' name
 
 RUN_KEY = "classwatch.run_key"
 #: Experiment tag that makes MLflow 3's UI open the classic runs view (runs table, charts), not the GenAI view.
@@ -164,76 +165,6 @@ def _local_artifact_root(tracking_uri: str) -> str | None:
     return None
 
 
-class StoreUnreachable(Unreachable):
-    """The MLflow tracking server of the run spec does not answer (before the first call: nothing
-    was logged; during a period: its run, if created, is not FINISHED and the next run replaces it)."""
-
-
-def lost(exc: BaseException, tracking_uri: str, timeout: float = 5.0) -> StoreUnreachable | None:
-    """A :class:`StoreUnreachable` when ``exc`` is a failed connection to an http(s) tracking server
-    and a new TCP connection to it fails too (the server is down, not a request that went wrong),
-    else None. MLflow's client has retried the call already (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``):
-    the task is then not retried (:func:`tasks.transient`), which waited as long again, twice."""
-    from urllib.parse import urlsplit
-
-    from tasks.net import connect_error, connection_failure
-
-    parts = urlsplit(tracking_uri)
-    if isinstance(exc, StoreUnreachable) or parts.scheme not in ("http", "https") or not parts.hostname \
-            or not connection_failure(exc):
-        return None
-    reason = connect_error(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), timeout)
-    if reason is None:
-        return None
-    return StoreUnreachable(
-        f"the MLflow tracking server {tracking_uri} stopped answering ({reason}); a run being written is not "
-        "FINISHED (the next run replaces it). Start the server again (`classwatch server` starts one on "
-        "127.0.0.1:5000) and run the same command again.")
-
-
-class _Guarded:
-    """An MlflowClient whose calls raise :class:`StoreUnreachable` when the server went down (:func:`lost`)."""
-
-    def __init__(self, mlflow_client, tracking_uri: str):
-        self._client, self._uri = mlflow_client, tracking_uri
-
-    def __getattr__(self, name: str):
-        value = getattr(self._client, name)
-        if not callable(value):
-            return value
-
-        def call(*args, **kwargs):
-            try:
-                return value(*args, **kwargs)
-            except Exception as exc:
-                down = lost(exc, self._uri)
-                if down is None:
-                    raise
-                raise down from exc
-
-        return call
-
-
-def check_reachable(tracking_uri: str, timeout: float = 10.0) -> None:
-    """For an http(s) tracking URI, one TCP connection to its host and port; StoreUnreachable
-    naming the URI when it is refused or times out. MLflow's client would instead retry for up
-    to minutes (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``) and then print a long urllib3 error."""
-    from urllib.parse import urlsplit
-
-    from tasks.net import connect_error
-
-    parts = urlsplit(tracking_uri)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return
-    reason = connect_error(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), timeout)
-    if reason is None:
-        return
-    raise StoreUnreachable(
-        f"the MLflow tracking server {tracking_uri} is unreachable ({reason}); nothing was logged. Start it "
-        "(`classwatch server` starts one on 127.0.0.1:5000) or point MLFLOW_TRACKING_URI / the spec's "
-        "mlflow.tracking_uri at a running one, then run the same command again.")
-
-
 def lock_dir(tracking_uri: str) -> Path:
     """Where the run-key lock files of a store live: beside a local SQLite db (every process that
     opens the db sees them), else in a per-user temporary folder named after the store's URI."""
@@ -318,7 +249,7 @@ class MlflowStore:
     def client(self):
         if self._client is None:
             made = client(self.tracking_uri)
-            self._client = _Guarded(made, self.tracking_uri) if self.tracking_uri.startswith("http") else made
+            self._client = guarded(made, self.tracking_uri)
         return self._client
 
     # ---------------------------------------------------------------- experiment and runs
@@ -480,16 +411,28 @@ class MlflowStore:
             raise
 
     def _terminate(self, run_id: str, status: str) -> None:
-        """Mark a run that failed (FAILED) or was interrupted (KILLED), trying twice: a Ctrl-C that
-        lands inside a SQLite store's transaction can fail the first call, and a run left RUNNING
-        looks like one still being written."""
-        for attempt in range(2):
-            try:
-                self.client.set_terminated(run_id, status)
-                return
-            except Exception:  # noqa: BLE001 - the store itself may be down; the original error matters
-                if attempt == 0:
-                    time.sleep(0.2)
+        """Mark a run that failed (FAILED) or was interrupted (KILLED), trying twice, with a further
+        Ctrl-C held back meanwhile (in the main thread): a Ctrl-C that lands inside a SQLite store's
+        transaction can fail the first call, a second one would interrupt this one, and a run left
+        RUNNING looks like one still being written."""
+        import signal
+        import threading
+
+        held = threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        if held:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            for attempt in range(2):
+                try:
+                    self.client.set_terminated(run_id, status)
+                    return
+                except Exception:  # noqa: BLE001 - the store itself may be down; the original error matters
+                    if attempt == 0:
+                        time.sleep(0.2)
+        finally:
+            if held:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def log_run(self, run_key: str, content: RunContent, *, parent_run_id: str | None = None, force: bool = False,
                 before_finish: Callable[[str], None] | None = None) -> tuple[str, bool]:
