@@ -300,8 +300,11 @@ def monitor(
         except runners.ApiUnreachable as exc:
             _summary([], bad)
             fail(exc)
-    done, failed, said = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, spec, periods,
-                                          force, current) if periods else ([], [], [])
+    try:
+        done, failed, said = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, spec,
+                                              periods, force, current) if periods else ([], [], [])
+    except KeyboardInterrupt as exc:  # while the Prefect API or the task runner starts or stops: named to re-run
+        done, failed, said = [], [(p, exc) for p in periods], []
     failed = bad + failed
     _summary(done, failed, rerun=_rerun_command(spec, current, force))
     for text in said:  # e.g. a probability threshold on percent scores (metrics_core.misread)
