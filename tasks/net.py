@@ -1,4 +1,4 @@
-"""The one network probe of classwatch: does a TCP server answer at a host and port (MLflow, Dask)."""
+"""The network probes of classwatch: does a server answer (TCP, HTTP), and was a failure a lost connection."""
 
 from __future__ import annotations
 

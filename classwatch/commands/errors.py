@@ -39,7 +39,8 @@ def message(exc: BaseException) -> str:
     from tasks.net import Unreachable  # a server found down: its message says which and what to do
 
     text = str(exc).strip()
-    return text if text and isinstance(exc, (ValueError, Unreachable)) else f"{type(exc).__name__}: {text}" if text else \
+    own = isinstance(exc, (ValueError, Unreachable))
+    return text if text and own else f"{type(exc).__name__}: {text}" if text else \
         type(exc).__name__
 
 

@@ -34,7 +34,7 @@ import polars as pl
 
 from tasks.config.spec import default_tracking_uri
 from tasks.net import Unreachable
-from tasks.store.outage import StoreUnreachable, check_reachable, guarded  # noqa: F401 - StoreUnreachable: callers' name
+from tasks.store.outage import StoreUnreachable, check_reachable, guarded  # noqa: F401 - callers import it here
 
 RUN_KEY = "classwatch.run_key"
 #: Experiment tag that makes MLflow 3's UI open the classic runs view (runs table, charts), not the GenAI view.

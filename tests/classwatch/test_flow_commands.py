@@ -376,4 +376,5 @@ def test_a_store_found_down_stops_the_later_periods_and_says_what_to_run_again(m
     reason = errors[0].split(" is unreachable (")[1].split(")")[0]
     assert errors[1:] == [f"Error: {p}: not run: the MLflow tracking server {uri} is unreachable ({reason})"
                           for p in PERIODS[1:]]
-    assert result.output.splitlines()[-1].endswith(f"monitor --spec {spec} " + " ".join(f"--period {p}" for p in PERIODS))
+    last = result.output.splitlines()[-1]
+    assert last.endswith(f"monitor --spec {spec} " + " ".join(f"--period {p}" for p in PERIODS)), last
