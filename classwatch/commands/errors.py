@@ -34,13 +34,9 @@ def exit_code(exc: BaseException) -> int:
 
 
 def message(exc: BaseException) -> str:
-    """The user's message of an exception: its text for bad input and a server found down, else
-    its type and text (its type only when it has no text)."""
-    from tasks.net import Unreachable  # a server found down: its message says which and what to do
-
+    """The user's message of an exception (its type only when it has no text)."""
     text = str(exc).strip()
-    own = isinstance(exc, (ValueError, Unreachable))
-    return text if text and own else f"{type(exc).__name__}: {text}" if text else \
+    return text if text and isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}" if text else \
         type(exc).__name__
 
 

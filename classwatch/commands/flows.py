@@ -216,10 +216,13 @@ def checked_periods(run_spec, periods: list[str]) -> tuple[list[str], list]:
 
 
 def _not_run(exc: Exception) -> Exception:
-    """The failure of a period not tried because an earlier one found a server down."""
+    """The failure of a period not tried because an earlier one found a server down (``exc``)."""
     from tasks.net import Unreachable
 
-    return Unreachable(f"not run: {message(exc).split(';')[0]}")
+    class NotRun(Unreachable):
+        """A period not tried: an earlier one found a server down."""
+
+    return NotRun(str(exc).split(";")[0])
 
 
 def _monitor_periods(flow, run_spec, spec: Path, periods: list[str], force: bool, current: str | None = None

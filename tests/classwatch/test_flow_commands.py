@@ -277,7 +277,7 @@ def test_a_prefect_api_that_never_answers_is_one_error_after_the_health_check(mo
         seconds = time.monotonic() - t0
     assert proc.returncode == 1, out + err
     errors = [line for line in err.splitlines() if line.startswith("Error:")]
-    assert errors == [f"Error: the Prefect API at {url} did not answer {url}/health within 2 s (timed out); nothing "
+    assert errors == [f"Error: ApiUnreachable: the Prefect API at {url} did not answer {url}/health within 2 s (timed out); nothing "
                       "was computed or logged. Check that server (`classwatch server` or `prefect server start` starts "
                       "one), point PREFECT_API_URL at a running one, or unset it to use the embedded API; "
                       "CLASSWATCH_PREFECT_TIMEOUT=60 waits longer."], err
@@ -297,17 +297,22 @@ def test_ctrl_c_in_monitor_says_what_was_logged_and_leaves_no_run_running(monito
     import yaml
     from prefect.settings import PREFECT_API_URL
 
+    from tasks.store.mlflow import client as mlflow_client
+
     spec = tmp_path / "spec.yaml"
     spec.write_text(yaml.safe_dump(monitoring_spec))
     periods = [*PERIODS, SHIFTED]
     proc = _classwatch_monitor(spec, periods, {"PREFECT_API_URL": PREFECT_API_URL.value()})
+    first = f"tags.`classwatch.period` = '{PERIODS[0]}' and attributes.status = 'FINISHED'"
     try:
-        deadline = time.monotonic() + 240
+        deadline, client = time.monotonic() + 240, None
         while time.monotonic() < deadline and proc.poll() is None:
-            runs = mlflow_runs(store, "monitor-tests")
-            if any(r.data.tags.get("classwatch.period") == PERIODS[0] and r.info.status == "FINISHED" for r in runs):
+            time.sleep(0.25)
+            if client is None and (tmp_path / "mlflow.db").exists():
+                client = mlflow_client(store)  # under the store's creation lock: the command may be creating it
+            exp = client.get_experiment_by_name("monitor-tests") if client else None
+            if exp is not None and client.search_runs([exp.experiment_id], filter_string=first):
                 break
-            time.sleep(0.1)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
@@ -372,9 +377,10 @@ def test_a_store_found_down_stops_the_later_periods_and_says_what_to_run_again(m
     result = runner.invoke(app, ["monitor", "--spec", str(spec), *(a for p in PERIODS for a in ("--period", p))])
     assert result.exit_code == 1, result.output
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
-    assert errors[0].startswith(f"Error: {PERIODS[0]}: the MLflow tracking server {uri} is unreachable (")
+    assert errors[0].startswith(f"Error: {PERIODS[0]}: StoreUnreachable: the MLflow tracking server {uri} is "
+                                "unreachable (")
     reason = errors[0].split(" is unreachable (")[1].split(")")[0]
-    assert errors[1:] == [f"Error: {p}: not run: the MLflow tracking server {uri} is unreachable ({reason})"
+    assert errors[1:] == [f"Error: {p}: NotRun: the MLflow tracking server {uri} is unreachable ({reason})"
                           for p in PERIODS[1:]]
     last = result.output.splitlines()[-1]
     assert last.endswith(f"monitor --spec {spec} " + " ".join(f"--period {p}" for p in PERIODS)), last
