@@ -207,6 +207,30 @@ def _raise_keyboard_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def shut_down(started: list[ServerProcess], echo=print, timeout: float = 20.0) -> None:
+    """Stop ``started`` in order (clients first), every one of them, whatever arrives meanwhile.
+
+    A second Ctrl-C (or SIGTERM) during the stop only says that it is still stopping: it used to
+    interrupt the stop of the first server and leave the others running, in sessions of their own
+    (the Prefect server still held its port a minute later). A server whose stop fails does not
+    keep the next ones from being stopped; each is reaped.
+    """
+    def still_stopping(signum, frame):
+        echo("Still stopping the servers (one more Ctrl-C does not skip it) ...")
+
+    previous = {sig: signal.signal(sig, still_stopping) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        echo("\nStopping ...")
+        for server in started:
+            try:
+                stop_process(server.process, timeout=timeout)
+            except Exception as exc:  # noqa: BLE001 - the next servers are stopped all the same
+                echo(f"Could not stop {server.name} (pid {server.process.pid}): {exc}")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def run_local_servers(
     host: str = DEFAULT_HOST,
     prefect_port: int = DEFAULT_PREFECT_PORT,
@@ -263,11 +287,13 @@ def run_local_servers(
         dead = next(s for s in started if not s.running)
         raise RuntimeError(f"{dead.name} stopped unexpectedly. Its log ({dead.log_path}) ends with:\n{dead.log_tail()}")
     except KeyboardInterrupt:
-        echo("\nStopping ...")
+        pass
     finally:
         # Clients before servers: `serve` first (it hangs if the Prefect server goes first), then the
-        # servers.
-        stop_servers(*started)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        # servers; a second Ctrl-C now is ignored (shut_down).
+        try:
+            shut_down(started, echo)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         echo("Stopped " + ", ".join(s.name for s in started) + ".")

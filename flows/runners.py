@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from tasks.config.spec import dask_address
+from tasks.net import Unreachable
 
 #: The local Dask cluster of ``runner="dask"``: 2 worker processes of 1 thread each.
 LOCAL_CLUSTER = {"n_workers": 2, "processes": True, "threads_per_worker": 1, "dashboard_address": "127.0.0.1:0"}
@@ -100,7 +101,7 @@ def _host_port(address: str) -> tuple[str, str]:
     return host.strip("[]"), port
 
 
-class SchedulerUnreachable(ConnectionError):
+class SchedulerUnreachable(Unreachable):
     """The Dask scheduler of ``--runner`` / the spec's ``task_runner`` does not answer; nothing ran."""
 
 
@@ -148,6 +149,53 @@ def require_api_server(why: str) -> str:
                            "server start`) and `export PREFECT_API_URL=http://127.0.0.1:4200/api`, or set it to your "
                            "team's server.")
     return url
+
+
+#: Seconds the Prefect API in PREFECT_API_URL has to answer its health check before a flow starts;
+#: $CLASSWATCH_PREFECT_TIMEOUT overrides it.
+API_TIMEOUT = 15.0
+API_TIMEOUT_ENV = "CLASSWATCH_PREFECT_TIMEOUT"
+
+
+class ApiUnreachable(Unreachable):
+    """The Prefect API server in PREFECT_API_URL does not answer; nothing ran."""
+
+
+def check_api(timeout: float | None = None, waiting=None) -> str | None:
+    """When ``PREFECT_API_URL`` is set, one GET of its ``/health`` within ``timeout`` seconds
+    (default :data:`API_TIMEOUT`, or $CLASSWATCH_PREFECT_TIMEOUT); :class:`ApiUnreachable` naming
+    the URL and what to do when it does not answer. Returns the URL (None when none is set: the
+    embedded API is then started by the flow).
+
+    A server that accepts connections and never answers (stopped in a debugger, its database
+    locked, overloaded) held each flow call for Prefect's own timeouts and retries, 430 s a period,
+    without a word. ``waiting(text)``, a context manager factory (e.g. ``rich.console.Console.status``),
+    shows what is waited for while the check runs.
+    """
+    from contextlib import nullcontext
+
+    from prefect.settings import PREFECT_API_URL
+
+    from tasks.net import http_error
+
+    url = PREFECT_API_URL.value()
+    if not url:
+        return None
+    if timeout is None:
+        try:
+            timeout = float(os.environ.get(API_TIMEOUT_ENV) or API_TIMEOUT)
+        except ValueError:
+            timeout = API_TIMEOUT
+    health = url.rstrip("/") + "/health"
+    with waiting(f"Waiting for the Prefect API at {url} to answer (up to {timeout:.0f} s) ...") if waiting \
+            else nullcontext():
+        reason = http_error(health, timeout)
+    if reason is None:
+        return url
+    raise ApiUnreachable(
+        f"the Prefect API at {url} did not answer {health} within {timeout:.0f} s ({reason}); nothing was computed "
+        "or logged. Check that server (`classwatch server` or `prefect server start` starts one), point "
+        f"PREFECT_API_URL at a running one, or unset it to use the embedded API; {API_TIMEOUT_ENV}=60 waits longer.")
 
 
 STARTING_MESSAGE = ("Starting the embedded Prefect API (the first run with a new Prefect home takes up to a minute; "

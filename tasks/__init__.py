@@ -9,14 +9,17 @@ from __future__ import annotations
 
 
 def transient(task, task_run, state) -> bool:
-    """Retry condition: retry I/O failures, never bad input or a bad spec (ValueError)."""
+    """Retry condition: retry I/O failures, never bad input or a bad spec (ValueError), nor a server
+    that a probe found down (:class:`tasks.net.Unreachable`: a retry would wait as long again)."""
+    from tasks.net import Unreachable
+
     exc = state.data if isinstance(state.data, BaseException) else None
     if exc is None:
         try:
             exc = state.result(raise_on_failure=False)
         except Exception:  # noqa: BLE001 - an unreadable result: retry is the safe default
             return True
-    return not isinstance(exc, ValueError)
+    return not isinstance(exc, (ValueError, Unreachable))
 
 
 def __getattr__(name: str):

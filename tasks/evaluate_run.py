@@ -24,7 +24,7 @@ from tasks.render.tables import curve_tables
 from metrics_core.monitoring import DEFAULT_HEADLINE
 from tasks.store.mlflow import RunContent, client, finished_run, log_run
 
-MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)$")
+MODEL_VERSION = re.compile(r"^models:/([^/@]+)/(\d+)\Z")
 
 #: The baselines' logged prefix. MLflow's UI shows a run's chart sections sorted by the text
 #: before the last "/" of a metric key (the model's unprefixed metrics after them all): under

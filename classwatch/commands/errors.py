@@ -10,8 +10,9 @@ from typing import Iterator, NoReturn
 
 import typer
 
-#: Exit codes of every classwatch command (docs/cli.md "Exit codes").
-OK, FAILED, BAD_INPUT = 0, 1, 2
+#: Exit codes of every classwatch command (docs/cli.md "Exit codes"); 130 (128 + SIGINT) after Ctrl-C,
+#: as a shell reports a command it interrupted.
+OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 
 #: Environment variable that keeps tracebacks (``classwatch --debug`` sets it).
 DEBUG_ENV = "CLASSWATCH_DEBUG"

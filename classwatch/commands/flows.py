@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from classwatch.commands.errors import BAD_INPUT, FAILED, debug, exit_code, fail, message, quiet_prefect
+from classwatch.commands.errors import BAD_INPUT, FAILED, INTERRUPTED, debug, exit_code, fail, message, quiet_prefect
 from classwatch.commands.evaluate import Task, checked_positive_class
 
 console = Console(highlight=False)
@@ -255,23 +255,48 @@ def checked_periods(run_spec, periods: list[str]) -> tuple[list[str], list]:
     return ok, failed
 
 
-def _monitor_periods(flow, run_spec, periods: list[str], force: bool) -> tuple[list, list, list[str]]:
-    """Run every period (a failure does not stop the others): (results, [(period, exception)], the
-    messages of the warnings raised meanwhile, each once, to be shown as ``Warning:`` lines)."""
+def _not_run(exc: Exception) -> Exception:
+    """The failure of a period not tried because an earlier one found a server down (``exc``)."""
+    from tasks.net import Unreachable
+
+    class NotRun(Unreachable):
+        """A period not tried: an earlier one found a server down."""
+
+    return NotRun(str(exc).split(";")[0])
+
+
+def _monitor_periods(flow, run_spec, spec: Path, periods: list[str], force: bool, current: str | None = None
+                     ) -> tuple[list, list, list[str]]:
+    """Run every period (a failure does not stop the others, but a server found down does: the
+    later periods would wait for it as long again): (results, [(period, exception)], the messages
+    of the warnings raised meanwhile, each once, to be shown as ``Warning:`` lines).
+
+    The flow gets the spec's path, not the loaded spec: Prefect stores a flow's parameters and
+    refuses them over 512 KB, echoing them whole in its error.
+    On Ctrl-C the periods so far are returned with the interrupted one and the rest failed as
+    :class:`KeyboardInterrupt` (the period being logged is marked KILLED by the store).
+    """
     from flows import runners
+    from tasks.net import Unreachable
 
     done, failed = [], []
     with warnings.catch_warnings(record=True) as caught, runners.api_for(run_spec.task_runner), \
             runners.in_process_runs(), quiet_prefect(), _progress() as progress:
         job = progress.add_task("Monitoring", total=len(periods))
-        for p in periods:
+        for i, p in enumerate(periods):
             progress.update(job, description=f"monitor_period {p}")
             try:
-                done.append(flow(run_spec, p, force=force))
+                done.append(flow(str(Path(spec).resolve()), p, current=current, force=force))
+            except KeyboardInterrupt as exc:
+                failed += [(q, exc) for q in periods[i:]]
+                break
             except Exception as exc:  # noqa: BLE001 - reported per period in the summary
                 if debug():
                     traceback.print_exception(exc)
                 failed.append((p, exc))
+                if isinstance(exc, Unreachable):
+                    failed += [(q, _not_run(exc)) for q in periods[i + 1:]]
+                    break
             progress.advance(job)
     return done, failed, list(dict.fromkeys(str(w.message) for w in caught))
 
@@ -306,25 +331,53 @@ def monitor(
     from tasks.config.spec import load_spec
 
     try:
-        run_spec = load_spec(spec, data={"current": current})  # once: the flow takes the loaded spec
+        run_spec = load_spec(spec, data={"current": current})  # checked here; each flow reads the file again
         runner = runners.task_runner(run_spec.task_runner)
         runners.check_scheduler(run_spec.task_runner)
     except Exception as exc:  # noqa: BLE001
         fail(exc)
     periods, bad = checked_periods(run_spec, period)
-    done, failed, said = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, periods,
-                                          force) if periods else ([], [], [])
+    if periods:
+        try:
+            runners.check_api(waiting=console.status)
+        except runners.ApiUnreachable as exc:
+            _summary([], bad)
+            fail(exc)
+    try:
+        done, failed, said = _monitor_periods(monitor_period.with_options(task_runner=runner), run_spec, spec,
+                                              periods, force, current) if periods else ([], [], [])
+    except KeyboardInterrupt as exc:  # while the Prefect API or the task runner starts or stops: named to re-run
+        done, failed, said = [], [(p, exc) for p in periods], []
     failed = bad + failed
-    _summary(done, failed)
+    _summary(done, failed, rerun=_rerun_command(spec, current, force))
     for text in said:  # e.g. a probability threshold on percent scores (metrics_core.misread)
         typer.secho(f"Warning: {text}", fg=typer.colors.YELLOW, err=True)
+    if any(isinstance(exc, KeyboardInterrupt) for _, exc in failed):
+        raise typer.Exit(code=INTERRUPTED)
     if failed:  # 2 when every failure was bad input, else 1
         raise typer.Exit(code=BAD_INPUT if all(exit_code(exc) == BAD_INPUT for _, exc in failed) else FAILED)
 
 
-def _summary(done: list, failed: list) -> None:
-    """The alert table and where the runs went, then each failed period with its message."""
+def _rerun_command(spec: Path, current: str | None, force: bool) -> str:
+    """The command that monitors again (with ``--period`` options appended by the summary)."""
+    import shlex
+
+    return " ".join([_classwatch(), "monitor", "--spec", shlex.quote(str(spec)),
+                     *(["--current", shlex.quote(current)] if current else []), *(["--force"] if force else [])])
+
+
+def _summary(done: list, failed: list, rerun: str | None = None) -> None:
+    """The alert table and where the runs went, then each failed period with its message, and, for
+    periods that failed for another reason than their input (a server down, an interrupt), the
+    command that runs them again (``rerun`` without its ``--period`` options)."""
     from tasks.alerts import EVENT
+
+    stopped = [p for p, exc in failed if isinstance(exc, KeyboardInterrupt)]
+    if stopped:
+        typer.secho(f"Interrupted during {stopped[0]}: its run is FINISHED if it was logged in full, else marked "
+                    "KILLED (running it again finds it logged, or replaces it)"
+                    + (f"; not run: {', '.join(stopped[1:])}" if stopped[1:] else "") + ".", err=True)
+        failed = [(p, exc) for p, exc in failed if not isinstance(exc, KeyboardInterrupt)]
 
     if done:
         console.print(alert_table(done))
@@ -350,8 +403,13 @@ def _summary(done: list, failed: list) -> None:
         typer.secho(f"Error: {p}: {message(exc)}", fg=typer.colors.RED, err=True)
     if failed:
         logged = ", ".join(d.period for d in done) or "none"
-        typer.secho(f"{len(failed)} of {len(failed) + len(done)} period(s) failed and logged nothing "
-                    f"({', '.join(p for p, _ in failed)}); logged: {logged}.", err=True)
+        typer.secho(f"{len(failed)} of {len(failed) + len(done) + len(stopped)} period(s) failed and logged "
+                    f"nothing ({', '.join(p for p, _ in failed)}); logged: {logged}.", err=True)
+    elif stopped:
+        typer.secho(f"Logged: {', '.join(d.period for d in done) or 'none'}.", err=True)
+    again = [*stopped, *(p for p, exc in failed if exit_code(exc) != BAD_INPUT)]
+    if again and rerun:
+        typer.secho(f"Run them again with: {rerun} " + " ".join(f"--period {p}" for p in again), err=True)
 
 
 def compare(

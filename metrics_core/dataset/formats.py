@@ -82,7 +82,7 @@ def _data_files(path: Path) -> tuple[str, list[str]]:
 
 #: Field separators a CSV's header line is tried for, in this order when counts tie.
 CSV_SEPARATORS = (",", ";", "\t", "|")
-_DECIMAL_COMMA = re.compile(r"^\s*-?\d+,\d+\s*$")
+_DECIMAL_COMMA = re.compile(r"^\s*-?\d+,\d+\s*\Z")
 
 
 def _first_lines(path: str, n: int) -> list[str]:

@@ -17,9 +17,10 @@ from metrics_core.dataset import open_dataset, resolve_class_list
 from metrics_core.errors import InputError
 from tasks.config.spec import ColumnMap, RunSpec, SpecError
 
-PERIOD_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
-WEEK_RE = re.compile(r"^(\d{4})-W(0[1-9]|[1-4]\d|5[0-3])$")
-DAY_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+# \Z, not $: "$" also matches before a final newline, and "2024-01\n" would pass as a period
+PERIOD_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])\Z")
+WEEK_RE = re.compile(r"^(\d{4})-W(0[1-9]|[1-4]\d|5[0-3])\Z")
+DAY_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\Z")
 _PERIOD_HELP = "expected YYYY-MM (a month, e.g. 2024-08), YYYY-Www (an ISO week, e.g. 2024-W05) or YYYY-MM-DD (a day)"
 
 

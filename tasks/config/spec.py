@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import reprlib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -298,16 +299,78 @@ def _location(loc: tuple) -> str:
     return ".".join(str(p) for p in loc) or "(top level)"
 
 
+#: The largest run-spec file read (bytes). A spec is a few KB; a larger file is refused before it is read.
+MAX_SPEC_BYTES = 1 << 20
+#: The most values (mappings, lists, scalars) a spec may hold once its YAML aliases are expanded, each
+#: alias counted at every place it is used: the example spec has about 60. Nested aliases (a
+#: "billion laughs" file of 1 KB) expand to billions, which validating or printing would build in memory.
+MAX_SPEC_NODES = 100_000
+#: The error lines of an invalid spec shown at most (the rest are counted).
+MAX_SPEC_ERRORS = 10
+
+# Every message about a spec's value shows a bounded part of it: reprlib stops at these sizes, so
+# a huge or deeply nested value costs no more to describe than a small one.
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxlong, _SHORT.maxother = 2, 60, 40, 60
+_SHORT.maxtuple = _SHORT.maxlist = _SHORT.maxarray = _SHORT.maxdict = _SHORT.maxset = _SHORT.maxfrozenset = 4
+_SHORT.maxdeque = 4
+
+
+def shown(value: Any, width: int = 80) -> str:
+    """A short ``repr`` of ``value`` for a message: at most ``width`` characters, built in bounded
+    work whatever the size or depth of ``value``.
+
+    >>> shown("x" * 10**6)[:12], len(shown(list(range(10**6)))) <= 80
+    ("'xxxxxxxxxxx", True)
+    """
+    return _cut(_SHORT.repr(value), width)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def expanded_size(value: Any, limit: int = MAX_SPEC_NODES) -> int:
+    """The number of values in ``value`` (mappings, lists and scalars, a shared one counted at each
+    place it occurs, as YAML aliases expand), counting stops once past ``limit``: so the count of
+    a "billion laughs" structure costs ``limit`` steps.
+
+    >>> a = ["lol"] * 10; b = [a] * 10; c = [b] * 10
+    >>> expanded_size(c), expanded_size([c] * 1000, limit=5000)
+    (1111, 5001)
+    """
+    n, stack = 0, [value]
+    while stack and n <= limit:
+        item = stack.pop()
+        n += 1
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set)):
+            stack.extend(item)
+    return n
+
+
+def _check_size(raw: Any, source: str) -> None:
+    """A :class:`SpecError` when ``raw`` expands to more than :data:`MAX_SPEC_NODES` values."""
+    if expanded_size(raw) > MAX_SPEC_NODES:
+        raise SpecError(f"Run spec {source} holds more than {MAX_SPEC_NODES:,} values once its YAML aliases "
+                        "(*name) are expanded; a run spec holds a few hundred. Write the values out, without "
+                        "nested aliases.")
+
+
 def _explain(exc: ValidationError, source: str) -> SpecError:
     lines = []
-    for err in exc.errors():
-        field = _location(err["loc"])
+    errors = exc.errors(include_url=False)
+    for err in errors[:MAX_SPEC_ERRORS]:
+        field = _cut(_location(err["loc"]), 120)
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown field (check the spelling; see `classwatch monitor --help` for the spec format)"
-        value = err.get("input")
-        shown = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {value!r:.80})"
-        lines.append(f"  - field '{field}': {msg}{shown}")
+        shown_value = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {shown(err.get('input'))})"
+        lines.append(f"  - field '{field}': {_cut(msg, 300)}{shown_value}")
+    if len(errors) > MAX_SPEC_ERRORS:
+        lines.append(f"  and {len(errors) - MAX_SPEC_ERRORS} more")
     return SpecError(f"Invalid run spec {source}:\n" + "\n".join(lines))
 
 
@@ -352,10 +415,18 @@ def load_spec(spec: "RunSpec | dict | str | os.PathLike | None" = None, **overri
         if not path.is_file():
             raise SpecError(f"Run spec file {path} not found. Pass the path of a YAML file "
                             "(see docs/run-spec.md).")
+        size = path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(f"Run spec {path} is {size / 2**20:.1f} MiB; a run spec is at most "
+                            f"{MAX_SPEC_BYTES / 2**20:.0f} MiB (a few KB is usual). Is it the right file? Data goes "
+                            "in the files that data.reference and data.current name, not in the spec.")
         try:
             raw = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as exc:
-            raise SpecError(f"Run spec {path} is not valid YAML: {exc}") from None
+            raise SpecError(f"Run spec {path} is not valid YAML: {_cut(str(exc), 400)}") from None
+        except RecursionError:
+            raise SpecError(f"Run spec {path} nests lists or mappings too deeply to read; a run spec nests "
+                            "three levels at most.") from None
         if not isinstance(raw, dict):
             raise SpecError(f"Run spec {path}: expected a mapping of fields at the top level, "
                             f"got {type(raw).__name__}.")
@@ -369,6 +440,7 @@ def load_spec(spec: "RunSpec | dict | str | os.PathLike | None" = None, **overri
             raw["data"] = {**(raw.get("data") or {}), **{k: v for k, v in value.items() if v is not None}}
         else:
             raw[key] = value
+    _check_size(raw, source)
     try:
         return RunSpec.model_validate(raw)
     except ValidationError as exc:

@@ -34,6 +34,8 @@ from typing import Callable, Iterator
 import polars as pl
 
 from tasks.config.spec import default_tracking_uri
+from tasks.net import Unreachable
+from tasks.store.outage import StoreUnreachable, check_reachable, guarded  # noqa: F401 - callers import it here
 from tasks.store.keys import safe_key, safe_keys  # noqa: F401 - safe_key is part of this module's API
 
 RUN_KEY = "classwatch.run_key"
@@ -152,30 +154,6 @@ def _local_artifact_root(tracking_uri: str) -> str | None:
     return None
 
 
-class StoreUnreachable(ConnectionError):
-    """The MLflow tracking server of the run spec does not answer; nothing was logged."""
-
-
-def check_reachable(tracking_uri: str, timeout: float = 10.0) -> None:
-    """For an http(s) tracking URI, one TCP connection to its host and port; StoreUnreachable
-    naming the URI when it is refused or times out. MLflow's client would instead retry for up
-    to minutes (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``) and then print a long urllib3 error."""
-    from urllib.parse import urlsplit
-
-    from tasks.net import connect_error
-
-    parts = urlsplit(tracking_uri)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return
-    reason = connect_error(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80), timeout)
-    if reason is None:
-        return
-    raise StoreUnreachable(
-        f"the MLflow tracking server {tracking_uri} is unreachable ({reason}); nothing was logged. Start it "
-        "(`classwatch server` starts one on 127.0.0.1:5000) or point MLFLOW_TRACKING_URI / the spec's "
-        "mlflow.tracking_uri at a running one, then run the same command again.")
-
-
 def lock_dir(tracking_uri: str) -> Path:
     """Where the run-key lock files of a store live: beside a local SQLite db (every process that
     opens the db sees them), else in a per-user temporary folder named after the store's URI."""
@@ -259,7 +237,8 @@ class MlflowStore:
     @property
     def client(self):
         if self._client is None:
-            self._client = client(self.tracking_uri)
+            made = client(self.tracking_uri)
+            self._client = guarded(made, self.tracking_uri)
         return self._client
 
     # ---------------------------------------------------------------- experiment and runs
@@ -414,13 +393,35 @@ class MlflowStore:
         try:
             yield run_id
             c.set_terminated(run_id, "FINISHED")
-        except BaseException:
+        except BaseException as exc:
             self._failed.setdefault(run_key, []).append(run_id)
-            try:
-                c.set_terminated(run_id, "FAILED")
-            except Exception:  # noqa: BLE001 - the store itself may be down; the original error matters
-                pass
+            if not isinstance(exc, Unreachable):  # a store that is down would make this wait as long again
+                self._terminate(run_id, "KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
             raise
+
+    def _terminate(self, run_id: str, status: str) -> None:
+        """Mark a run that failed (FAILED) or was interrupted (KILLED), trying twice, with a further
+        Ctrl-C held back meanwhile (in the main thread): a Ctrl-C that lands inside a SQLite store's
+        transaction can fail the first call, a second one would interrupt this one, and a run left
+        RUNNING looks like one still being written."""
+        import signal
+        import threading
+
+        held = threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        if held:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            for attempt in range(2):
+                try:
+                    self.client.set_terminated(run_id, status)
+                    return
+                except Exception:  # noqa: BLE001 - the store itself may be down; the original error matters
+                    if attempt == 0:
+                        time.sleep(0.2)
+        finally:
+            if held:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def log_run(self, run_key: str, content: RunContent, *, parent_run_id: str | None = None, force: bool = False,
                 before_finish: Callable[[str], None] | None = None) -> tuple[str, bool]:

@@ -3,6 +3,7 @@ classwatch.yaml picked up by monitor, several periods with a summary, the exampl
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib.metadata import version
 
@@ -218,3 +219,26 @@ def test_help_paragraphs_flow_in_an_80_column_terminal(command):
     prose = text.split("Usage:", 1)[1].split("╭", 1)[0].splitlines()[1:]
     ragged = [line for line, after in zip(prose, prose[1:]) if after.strip() and 0 < len(line.strip()) < 50]
     assert not ragged, ragged
+
+
+def test_mlflow_gives_up_on_a_dead_server_within_a_minute(monkeypatch):
+    """MLflow's defaults (7 retries, backoff 2, 120 s a request) spent about 4 minutes on each call to
+    a tracking server that had died. classwatch sets its own, a user's value winning; the waits
+    between tries are urllib3's, computed by urllib3 itself here."""
+    from mlflow.environment_variables import MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR, MLFLOW_HTTP_REQUEST_MAX_RETRIES
+    from urllib3.exceptions import NewConnectionError
+    from urllib3.util.retry import Retry
+
+    from classwatch import cli
+
+    for key in cli.MLFLOW_ENV:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "30")  # the user's
+    cli._process_settings(debug=False, version=False)
+    retries, factor = MLFLOW_HTTP_REQUEST_MAX_RETRIES.get(), MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR.get()
+    assert (retries, factor) == (4, 2) and os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "30"
+    retry, waited = Retry(total=retries, connect=retries, backoff_factor=factor), 0.0
+    for _ in range(retries):
+        retry = retry.increment("GET", "/api/2.0/mlflow/runs/search", error=NewConnectionError(None, "refused"))
+        waited += retry.get_backoff_time()
+    assert waited == 28.0  # plus up to 1 s of jitter a try: about 30 s, against about 4 minutes before

@@ -265,3 +265,146 @@ def test_the_summary_lists_the_strongest_reasons_and_says_where_alerts_went(caps
     words = reasons[0].summary.split()
     shown = cell.split("│")[5].strip().removesuffix("(25)").strip()
     assert shown.endswith(" ...") and shown[:-4].split() == words[:len(shown[:-4].split())]
+
+
+def _classwatch_monitor(spec, periods, env, **kw):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    args = [str(Path(sys.executable).parent / "classwatch"), "monitor", "--spec", str(spec)]
+    for p in periods:
+        args += ["--period", p]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "200", **env}, **kw)
+
+
+def test_a_prefect_api_that_never_answers_is_one_error_after_the_health_check(monitoring_spec, tmp_path):
+    """PREFECT_API_URL at a server that accepts connections and never answers: each period waited
+    430 s with nothing on screen. Now its /health gets CLASSWATCH_PREFECT_TIMEOUT seconds (here 2),
+    then one Error line names the URL, and nothing is logged."""
+    import socket
+    import time
+
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(monitoring_spec))
+    with socket.socket() as silent:  # the kernel accepts connections into the backlog; nobody answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/api"
+        t0 = time.monotonic()
+        proc = _classwatch_monitor(spec, [PERIODS[0], PERIODS[1]], {"PREFECT_API_URL": url,
+                                                                    "CLASSWATCH_PREFECT_TIMEOUT": "2"})
+        out, err = proc.communicate(timeout=120)
+        seconds = time.monotonic() - t0
+    assert proc.returncode == 1, out + err
+    errors = [line for line in err.splitlines() if line.startswith("Error:")]
+    assert errors == [f"Error: ApiUnreachable: the Prefect API at {url} did not answer {url}/health within 2 s (timed out); nothing "
+                      "was computed or logged. Check that server (`classwatch server` or `prefect server start` starts "
+                      "one), point PREFECT_API_URL at a running one, or unset it to use the embedded API; "
+                      "CLASSWATCH_PREFECT_TIMEOUT=60 waits longer."], err
+    assert "Traceback" not in out + err and seconds < 60
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_ctrl_c_in_monitor_says_what_was_logged_and_leaves_no_run_running(monitoring_spec, tmp_path, store):
+    """Ctrl-C once the first of four periods is logged: the command exited 130 without a word of what
+    was logged, and once left the period being written RUNNING. Now it says it was interrupted, which
+    periods are logged and the command that runs the others; a run being written is KILLED."""
+    import re
+    import signal
+    import time
+
+    import yaml
+    from prefect.settings import PREFECT_API_URL
+
+    from tasks.store.mlflow import client as mlflow_client
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(monitoring_spec))
+    periods = [*PERIODS, SHIFTED]
+    proc = _classwatch_monitor(spec, periods, {"PREFECT_API_URL": PREFECT_API_URL.value()})
+    first = f"tags.`classwatch.period` = '{PERIODS[0]}' and attributes.status = 'FINISHED'"
+    try:
+        deadline, client = time.monotonic() + 240, None
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.25)
+            if client is None and (tmp_path / "mlflow.db").exists():
+                client = mlflow_client(store)  # under the store's creation lock: the command may be creating it
+            exp = client.get_experiment_by_name("monitor-tests") if client else None
+            if exp is not None and client.search_runs([exp.experiment_id], filter_string=first):
+                break
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    logged = re.search(r"Logged: (.*)\.", err) or re.search(r"logged: (.*)\.", err)
+    interrupted = re.search(r"^Interrupted during (\S+): ", err, re.M)
+    assert logged and interrupted, err
+    done = [p for p in logged.group(1).split(", ") if p != "none"]
+    assert PERIODS[0] in done + [interrupted.group(1)], err
+    rerun = re.search(r"^Run them again with: .*classwatch monitor --spec (\S+) (.*)$", err, re.M)
+    assert rerun and rerun.group(1) == str(spec), err
+    again = rerun.group(2).replace("--period ", "").split()
+    assert sorted(done + again) == periods, err  # every period is logged or named to run again
+    runs = mlflow_runs(store, "monitor-tests")
+    assert {r.info.status for r in runs} <= {"FINISHED", "KILLED"}, [(r.info.run_name, r.info.status) for r in runs]
+    finished = {r.data.tags.get("classwatch.period") for r in runs if r.info.status == "FINISHED"} - {None}
+    assert set(done) <= finished
+    assert "Traceback" not in err, err
+
+
+def test_a_huge_spec_is_one_line_of_bad_input(monitoring_spec, tmp_path):
+    """A 50 MB spec exited 1 and wrote 105 MB to stderr (Prefect refused the flow's parameters over
+    512 KB and its error echoed them twice). A spec over 1 MiB is now refused before it is read."""
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({**monitoring_spec, "context": "x" * (2 << 20)}))
+    proc = _classwatch_monitor(spec, [PERIODS[0]], {"PREFECT_API_URL": f"http://127.0.0.1:{_closed_port()}/api"})
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err[-500:]
+    assert err.splitlines() == [f"Error: Run spec {spec} is 2.0 MiB; a run spec is at most 1 MiB (a few KB is usual). "
+                                "Is it the right file? Data goes in the files that data.reference and data.current "
+                                "name, not in the spec."] and out == ""
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_spec_over_prefects_parameter_limit_is_monitored(monitoring_spec, tmp_path, store):
+    """The flow gets the spec's path, not the loaded spec: a 600 KB spec (a long context text) was
+    refused by Prefect, whose flow parameters are at most 512 KB."""
+    import yaml
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({**monitoring_spec, "context": "x" * 600_000}))
+    result = runner.invoke(app, ["monitor", "--spec", str(spec), "--period", PERIODS[0]])
+    assert result.exit_code == 0, result.output[-800:]
+    runs = mlflow_runs(store, "monitor-tests")
+    assert [r.info.status for r in runs if r.data.tags.get("classwatch.period") == PERIODS[0]] == ["FINISHED"]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_store_found_down_stops_the_later_periods_and_says_what_to_run_again(monitoring_spec, tmp_path):
+    """A tracking server that is down fails the first period at once; the later ones are not tried
+    (each would wait for MLflow's retries again), and the command names them all to run again."""
+    import yaml
+
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({**monitoring_spec, "mlflow": {"experiment": "down", "tracking_uri": uri}}))
+    result = runner.invoke(app, ["monitor", "--spec", str(spec), *(a for p in PERIODS for a in ("--period", p))])
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert errors[0].startswith(f"Error: {PERIODS[0]}: StoreUnreachable: the MLflow tracking server {uri} is "
+                                "unreachable (")
+    reason = errors[0].split(" is unreachable (")[1].split(")")[0]
+    assert errors[1:] == [f"Error: {p}: NotRun: the MLflow tracking server {uri} is unreachable ({reason})"
+                          for p in PERIODS[1:]]
+    last = result.output.splitlines()[-1]
+    assert last.endswith(f"monitor --spec {spec} " + " ".join(f"--period {p}" for p in PERIODS)), last

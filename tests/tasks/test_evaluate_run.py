@@ -276,3 +276,11 @@ def test_the_evaluation_run_opens_on_the_models_headline(data, store, tmp_path):
                      f"1 model headline/{h}_ci_low": content.metrics[f"{h}_ci_low"],
                      f"1 model headline/{h}_ci_high": content.metrics[f"{h}_ci_high"]}
     assert not any(k.startswith("1 model headline") for k in semantic_metrics(content.metrics))
+
+
+def test_a_model_version_uri_with_a_trailing_newline_is_not_a_version():
+    """``$`` matched before a final newline: "models:/m/3\\n" was read as version 3 of m."""
+    from tasks.evaluate_run import MODEL_VERSION
+
+    assert MODEL_VERSION.match("models:/m/3").groups() == ("m", "3")
+    assert MODEL_VERSION.match("models:/m/3\n") is None

@@ -43,6 +43,16 @@ def test_bad_periods(bad):
         sources.check_period(bad)
 
 
+@pytest.mark.parametrize("bad", ["2024-01\n", "2024-W05\n", "2024-05-17\n"])
+def test_a_period_with_a_trailing_newline_is_rejected(bad):
+    """A ``$`` in the period patterns matched before a final newline: "2024-01\n" passed as a period."""
+    from tasks.monitor import resolve_period
+
+    for check in (sources.check_period, resolve_period):
+        with pytest.raises(InputError, match="YYYY-MM"):
+            check(bad)
+
+
 @pytest.mark.parametrize("column", [
     pl.Series("period", ["2024-07", "2024-08", "2024-08"]),
     pl.Series("period", [dt.date(2024, 7, 31), dt.date(2024, 8, 1), dt.date(2024, 8, 31)]),

@@ -151,3 +151,61 @@ def test_a_value_out_of_bounds_is_rejected_by_the_spec_and_by_the_policy(name, v
 def test_a_value_in_bounds_is_accepted_by_both_alike(name, value):
     assert getattr(load_spec({"alerts": {name: value}}).alerts, name) == \
         getattr(monitoring.AlertPolicy.of({name: value}), name)
+
+
+def _laughs(levels: int, width: int = 9) -> str:
+    """A "billion laughs" YAML: each level a list of ``width`` aliases of the level below."""
+    lines = [f"l0: &l0 [{', '.join(['lol'] * width)}]"]
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * width)}]" for i in range(1, levels)]
+    return "\n".join(lines) + f"\nlabels: *l{levels - 1}\n"
+
+
+def test_nested_yaml_aliases_are_refused_before_they_are_expanded(tmp_path):
+    """Seven levels of nine aliases expand to 4.8 million values in 600 bytes of YAML; validating and
+    describing them built the expansion in memory (nine levels: 3 GB in 20 s). The spec is refused by
+    counting, which stops at the limit."""
+    import time
+
+    from tasks.config.spec import MAX_SPEC_NODES, expanded_size
+
+    path = tmp_path / "laughs.yaml"
+    path.write_text(_laughs(7))
+    assert len(path.read_bytes()) < 1000
+    t0 = time.perf_counter()
+    with pytest.raises(SpecError, match="more than 100,000 values once its YAML aliases"):
+        load_spec(path)
+    assert time.perf_counter() - t0 < 2.0
+    raw = yaml.safe_load(_laughs(3))
+    assert expanded_size(raw["labels"]) == 1 + 9 + 81 + 729  # the lists and the strings, as expanded
+    assert expanded_size(yaml.safe_load(_laughs(9))) == MAX_SPEC_NODES + 1  # it stops counting there
+
+
+def test_the_message_of_a_bad_spec_is_bounded_whatever_the_input():
+    """Every bad value is shown in at most 80 characters and at most ten error lines are listed: a
+    spec with 5,000 bad class names gave 10,000 lines (neither a text nor a number, each), and a
+    value's whole repr was built first."""
+    from tasks.config.spec import MAX_SPEC_ERRORS, shown
+
+    with pytest.raises(SpecError) as err:
+        load_spec({"labels": [{"bad": "x" * 100_000}] * 5000})
+    text = str(err.value)
+    lines = text.splitlines()
+    assert len(lines) == 1 + MAX_SPEC_ERRORS + 1 and lines[-1] == f"  and {2 * 5000 - MAX_SPEC_ERRORS} more"
+    assert "field 'labels.0.str'" in lines[1] and len(text) < 3000
+    deep: list = []
+    for _ in range(500):
+        deep = [deep, "x" * 10_000]
+    assert len(shown(deep)) <= 80 and len(shown("y" * 10**7)) == 60
+
+
+def test_a_huge_spec_file_is_refused_before_it_is_read(tmp_path):
+    from tasks.config.spec import MAX_SPEC_BYTES
+
+    path = tmp_path / "big.yaml"
+    path.write_text("name: m\ncontext: " + "x" * MAX_SPEC_BYTES + "\n")
+    with pytest.raises(SpecError, match=r"is 1\.0 MiB; a run spec is at most 1 MiB") as err:
+        load_spec(path)
+    assert len(str(err.value)) < 400
+    path.write_text("labels: " + "[" * 1200 + "]" * 1200 + "\n")
+    with pytest.raises(SpecError, match="too deeply"):
+        load_spec(path)

@@ -137,3 +137,49 @@ def test_store_runs_under_a_prefix_and_pickles_without_its_client(uri):
     assert keys == ["p_1", "p_1|2024-01", "p_1|2024-02"] and store.ensure_parent("p_1", "parent", {}, {}) == parent
     copy = pickle.loads(pickle.dumps(store))
     assert copy._client is None and copy.finished("p_1|2024-02") == store.finished("p_1|2024-02")
+
+
+def test_an_interrupted_run_is_killed_not_left_running(uri):
+    """Ctrl-C while a run is written: the run is marked KILLED (it was FAILED, and once, after an
+    SQLAlchemy error in the interrupted call, left RUNNING); the next run of the key replaces it."""
+    from tasks.store.mlflow import MlflowStore
+
+    store = MlflowStore(uri, "exp")
+    with pytest.raises(KeyboardInterrupt):
+        with store.new_run("key-ki", "r") as run_id:
+            raise KeyboardInterrupt
+    assert MlflowClient(uri).get_run(run_id).info.status == "KILLED"
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_store_gone_down_is_one_error_and_the_task_is_not_retried(monkeypatch):
+    """A tracking server that died after the experiment was looked up: MLflow's client retried each
+    call for minutes and the task retried the whole of it twice more (16.7 minutes before an Error
+    line). Now a failed call whose server a probe finds down raises StoreUnreachable, which no task retries."""
+    import time
+
+    from prefect import flow, task
+
+    from deployments.servers import free_port
+    from tasks import IO
+    from tasks.store.mlflow import MlflowStore, StoreUnreachable
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")  # MLflow's own retries are bounded elsewhere
+    uri = f"http://127.0.0.1:{free_port()}"
+    store = MlflowStore(uri, "exp")
+    store._experiment_id = "1"  # looked up while the server was up (that look-up probes first)
+    tries = []
+
+    @task(**{**IO, "retry_delay_seconds": 0})
+    def look_up():
+        tries.append(1)
+        return store.find("key")
+
+    @flow
+    def one_look_up():
+        return look_up()
+
+    t0 = time.monotonic()
+    with pytest.raises(StoreUnreachable, match=f"the MLflow tracking server {uri} stopped answering"):
+        one_look_up()
+    assert len(tries) == 1 and time.monotonic() - t0 < 30
