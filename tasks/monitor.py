@@ -14,8 +14,9 @@ from metrics_core.errors import NoRowsError
 from tasks import IO
 from tasks.alerts import logged_alert, reasons_from_tags, verdict
 from tasks.config import sources
-from tasks.config.spec import RunSpec, fingerprint
+from tasks.config.spec import RunSpec, fingerprint, spark_master
 from tasks.metric_names import semantic_metrics, series_keys
+from tasks.spark import period_stats
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
 __all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
@@ -238,11 +239,14 @@ def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=Non
     outside the class list are counted and left out; the reference always keeps the list closed.
     A period column without a row of the period is an error that shows the column's values.
     """
+    options = dict(label=layout.label, prediction=layout.prediction, scores=layout.scores, price=layout.price,
+                   weight=layout.weight, threshold=spec.threshold, batch_rows=spec.monitor.batch_size,
+                   open_classes=current and spec.classes == "open")
     try:
-        return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), label=layout.label,
-                               prediction=layout.prediction, scores=layout.scores, price=layout.price,
-                               weight=layout.weight, threshold=spec.threshold, filter=row_filter,
-                               batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open")
+        master = spark_master(spec.task_runner)
+        if master is not None:  # the map over partitions and the merge tree run on Spark's executors
+            return period_stats(master, source, spec.task, layout.labels, bins_of(spec), filter=row_filter, **options)
+        return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), filter=row_filter, **options)
     except NoRowsError:
         if row_filter is None:
             raise

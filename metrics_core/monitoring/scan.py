@@ -15,7 +15,7 @@ from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
 
-__all__ = ["scan_period"]
+__all__ = ["check_period_stats", "scan_period"]
 
 
 def _class_indices(batch: pa.RecordBatch, path, first_row: int, labels: np.ndarray, checks: dict,
@@ -107,7 +107,8 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
                 prediction: str | None = None, scores: Sequence[str] = (), price: str | None = None,
                 weight: str | None = None, threshold: float = 0.5, filter=None, batch_rows: int = 262_144,
                 progress: Callable[[int], None] | None = None, where: str = "table",
-                open_classes: bool = False, threads: int | None = None) -> PeriodStats:
+                open_classes: bool = False, threads: int | None = None, parts: Sequence | None = None
+                ) -> PeriodStats:
     """:class:`PeriodStats` of a dataset in ONE pass over its batches (:func:`metrics_core.dataset.scan_batches`).
 
     Parameters
@@ -146,6 +147,10 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         Threads computing batch statistics (:func:`metrics_core.dataset.parallel.scan_batches`;
         None: :func:`~metrics_core.threads.default_threads`); the batches merge in file order
         whatever the number, so the result does not depend on it.
+    parts : sequence of Part, optional
+        Only these partitions (:func:`metrics_core.dataset.parts_of`): the map step of a
+        distributed scan, which returns None for no rows and leaves the checks of the whole
+        period to :func:`check_period_stats` on the merged statistics.
 
     Returns
     -------
@@ -187,15 +192,44 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
 
     out: PeriodStats | None = None
     for _, batch, _, part in scan_batches(data, needed, batch_stats, filter=filter, batch_rows=batch_rows,
-                                          threads=threads, explain=explain, where=where):
+                                          threads=threads, explain=explain, where=where, parts=parts):
         out = part if out is None else out.merge(part)
         if progress is not None:
             progress(batch.num_rows)
+    if parts is not None:
+        return out
+    return check_period_stats(out, where if in_memory else str(source), task, bins, prediction=prediction,
+                              threshold=threshold, filter=filter)
+
+
+def check_period_stats(out: PeriodStats | None, where: str, task: str, bins: Bins = Bins(), *,
+                       prediction: str | None = None, threshold: float = 0.5, filter=None) -> PeriodStats:
+    """The checks of a whole period's statistics (after the merge of a distributed scan's parts).
+
+    Parameters
+    ----------
+    out : PeriodStats or None
+        The merged statistics (None: no rows were read).
+    where : str
+        The source, as messages name it.
+    task, bins, prediction, threshold, filter
+        As for :func:`scan_period`.
+
+    Returns
+    -------
+    PeriodStats
+        ``out``, after a warning when binary scores decide the class and many lie outside [0, 1]
+        (:func:`metrics_core.misread.warn_threshold_scale_period`).
+
+    Raises
+    ------
+    NoRowsError
+        ``out`` is None (an empty period).
+    """
     if out is None:
-        where = where if in_memory else source
         raise NoRowsError(f"{where}: no rows{' for ' + str(filter) if filter is not None else ''} (empty period). "
                          "Check the data path and the period; nothing was logged.")
     if task == "binary" and prediction is None and tuple(bins.score_range) == (0.0, 1.0):
-        warn_threshold_scale_period(where if in_memory else str(source), out.overflow.get("scores_outside_range", 0),
-                                    out.n_rows, float(out.pred_counts[1]), threshold)
+        warn_threshold_scale_period(where, out.overflow.get("scores_outside_range", 0), out.n_rows,
+                                    float(out.pred_counts[1]), threshold)
     return out
