@@ -178,6 +178,10 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
         return source
     if is_url(source):
         return _open_url(source, schema, files)
+    if hasattr(source, "mapInArrow") and hasattr(source, "sparkSession"):  # by its methods: no pyspark here
+        raise InputError("a Spark DataFrame is read on its own session: call "
+                         "flows.compute_stats.compute_stats(df, task, columns), which computes the same statistics "
+                         "partition by partition on Spark (docs/large-data.md, 'Spark').")
     path = Path(source)
     if not path.exists():
         raise InputError(f"{path}: no such file or directory. Check the data path (relative paths are "

@@ -107,3 +107,14 @@ def test_each_refusal_names_the_url_and_what_to_set(s3_env, tmp_path, monkeypatc
         scan_stats(target, "binary")
     message = str(caught.value)
     assert message.startswith(expected[0]) and expected[1] in message, message
+
+
+def test_a_spark_dataframe_given_to_a_scan_says_where_it_goes():
+    class FrameLike:  # what a pyspark DataFrame looks like to metrics_core (which never imports pyspark)
+        sparkSession = None
+
+        def mapInArrow(self, fn, schema):
+            raise AssertionError("not called")
+
+    with pytest.raises(InputError, match=r"Spark DataFrame .*flows\.compute_stats\.compute_stats\(df"):
+        scan_stats(FrameLike(), "binary")
