@@ -31,7 +31,25 @@ def _java() -> bool:
 
 
 @pytest.fixture(scope="module")
-def spark():
+def s3():
+    """The S3-compatible server of the module, its reader's variables in this process's environment.
+
+    Set before the Spark session starts: a local Spark's executors keep the environment the JVM
+    started with (docs/large-data.md, "Object stores")."""
+    server = start_s3_server()
+    saved = {key: os.environ.get(key) for key in server.env()}
+    os.environ.update(server.env())
+    yield server
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def spark(s3):
     """ONE local Spark session for the module (a JVM start is 10-20 s): 2 cores, 512 MiB, no UI, 127.0.0.1."""
     if not _java():
         pytest.skip("no Java: install Debian's openjdk-17-jre-headless (`make e2e-deps`) to run the Spark tests")
@@ -51,8 +69,7 @@ def scores(tmp_path_factory) -> Path:
     for i in range(4):
         n = 2500
         y = rng.integers(0, 3, n)
-        s = rng.dirichlet([1, 1, 1], n).round(3)
-        s[:, 2] = 1 - s[:, 0] - s[:, 1]
+        s = rng.multinomial(100, [0.3, 0.4, 0.3], n) / 100  # probabilities in hundredths: many ties
         pq.write_table(pa.table({"label": (y == 1).astype(np.int64), "score": s[:, 1], "klass": np.array(["a", "b", "c"])[y],
                                  "score_a": s[:, 0], "score_b": s[:, 1], "score_c": s[:, 2],
                                  "weight": rng.random(n) * 10, "count": rng.integers(1, 5, n).astype(float)}),
@@ -91,9 +108,10 @@ def test_a_spark_dataframe_gives_the_same_statistics(spark, scores):
     from flows.compute_stats import compute_stats
 
     frame = spark.read.parquet(str(scores)).repartition(3)
-    for task, columns in (("binary", Columns(weight="count")), ("multiclass", Columns(label="klass"))):
+    for task, columns, labels in (("binary", Columns(weight="count"), None),
+                                  ("multiclass", Columns(label="klass"), ["a", "b", "c"])):
         local = scan_stats(str(scores), task, columns, by_class=False)
-        on_spark = compute_stats(frame, task, columns)
+        on_spark = compute_stats(frame, task, columns, labels=labels)
         assert on_spark.n_rows == 10_000
         assert on_spark.confusion.matrix.tolist() == local.confusion.matrix.tolist()
         to_report = mc.binary_from_stats if task == "binary" else mc.multiclass_from_stats
@@ -110,27 +128,21 @@ def test_a_bad_row_on_an_executor_is_named_by_file_column_and_count(prefect_harn
 
 
 def test_a_monitored_period_from_s3_period_paths_on_spark_equals_the_local_one(
-        prefect_harness, spark, monitoring_spec, monkeypatch, tmp_path):
+        prefect_harness, s3, spark, monitoring_spec):
     from flow_data import PERIODS, mlflow_runs
 
     from flows.monitor_period import monitor_period
     from tasks.metric_names import semantic_metrics
 
-    s3 = start_s3_server()
-    try:
-        for key, value in s3.env().items():
-            monkeypatch.setenv(key, value)
-        data = Path(monitoring_spec["data"]["reference"]).parent
-        reference = s3.upload(data / "reference.parquet", "monitor/reference.parquet")
-        s3.upload(data / "deliveries", "monitor/deliveries")
-        period = PERIODS[0]
-        local = monitor_period(monitoring_spec, period)
-        current = reference.replace("reference.parquet", "deliveries/{period}.parquet")
-        remote_spec = {**monitoring_spec, "name": "test-model-s3", "task_runner": "spark",
-                       "data": {"reference": reference, "current": current}}
-        remote = monitor_period(remote_spec, period)
-    finally:
-        s3.stop()
+    data = Path(monitoring_spec["data"]["reference"]).parent
+    reference = s3.upload(data / "reference.parquet", "monitor/reference.parquet")
+    s3.upload(data / "deliveries", "monitor/deliveries")
+    period = PERIODS[0]
+    local = monitor_period(monitoring_spec, period)
+    current = reference.replace("reference.parquet", "deliveries/{period}.parquet")
+    remote_spec = {**monitoring_spec, "name": "test-model-s3", "task_runner": "spark",
+                   "data": {"reference": reference, "current": current}}
+    remote = monitor_period(remote_spec, period)
     assert local.alert == remote.alert is False
     logged = [semantic_metrics(r.data.metrics) for r in mlflow_runs(monitoring_spec["mlflow"]["tracking_uri"],
                                                                      "monitor-tests", kind="monitor")
@@ -142,26 +154,22 @@ def test_a_monitored_period_from_s3_period_paths_on_spark_equals_the_local_one(
         assert b[key] == pytest.approx(a[key], rel=1e-9, abs=1e-12) or (math.isnan(a[key]) and math.isnan(b[key])), key
 
 
-def test_the_bar_local_spark_and_s3_give_the_same_metrics_through_the_command(scores, tmp_path):
+def test_the_bar_local_spark_and_s3_give_the_same_metrics_through_the_command(s3, scores, tmp_path):
     """`classwatch evaluate` in fresh processes: the local stream, --runner spark and an s3:// source."""
     if not _java():
         pytest.skip("no Java: install Debian's openjdk-17-jre-headless (`make e2e-deps`)")
     exe = Path(sys.executable).parent / "classwatch"
-    s3 = start_s3_server()
-    try:
-        url = s3.upload(scores, "bar/scores/")
-        env = {**os.environ, **s3.env(), "PREFECT_HOME": str(tmp_path / "prefect"),
-               "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
-        out = {}
-        for name, source, extra in (("local", str(scores), []), ("spark", str(scores), ["--runner", "spark"]),
-                                    ("s3", url, [])):
-            proc = subprocess.run([str(exe), "evaluate", source, "--task", "binary", "--weight-column", "count",
-                                   "--no-plots", "--n-boot", "50", "--json", str(tmp_path / f"{name}.json"), *extra],
-                                  env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-            assert proc.returncode == 0, f"{name}:\n{proc.stdout}\n{proc.stderr}"
-            out[name] = json.loads((tmp_path / f"{name}.json").read_text())
-    finally:
-        s3.stop()
+    url = s3.upload(scores, "bar/scores/")
+    env = {**os.environ, **s3.env(),
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
+    out = {}
+    for name, source, extra in (("local", str(scores), []), ("spark", str(scores), ["--runner", "spark"]),
+                                ("s3", url, [])):
+        proc = subprocess.run([str(exe), "evaluate", source, "--task", "binary", "--weight-column", "count",
+                               "--no-plots", "--n-boot", "50", "--json", str(tmp_path / f"{name}.json"), *extra],
+                              env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert proc.returncode == 0, f"{name}:\n{proc.stdout}\n{proc.stderr}"
+        out[name] = json.loads((tmp_path / f"{name}.json").read_text())
     assert out["local"]["n_rows"] == out["spark"]["n_rows"] == out["s3"]["n_rows"] == 10_000
     assert out["local"]["metrics"] == out["spark"]["metrics"] == out["s3"]["metrics"]
     assert out["local"]["metrics"]["auroc"] is not None
