@@ -121,7 +121,8 @@ def checked_positive_class(path, label_type, given, column: str, rows=None):
         raise
 
 
-def build_report(path: Path | str, task: Task, *, threshold: float = 0.5, beta: float = 1.0, pos_label: str | None = None,
+def build_report(path: Path | str, task: Task, *, threshold: float = 0.5, beta: float = 1.0,
+                 pos_label: str | None = None,
                  level: float = 0.95, label_column: str = "label", score_column: str = "score",
                  score_prefix: str = "score_", prediction_column: str = "prediction",
                  weight_column: str | None = None, n_boot: int = 1000, seed: int = 0,

@@ -147,7 +147,8 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
     source : str, path or pyarrow.dataset.Dataset
         A Parquet file, a directory of Parquet files (hive partitions such as ``period=2026-03/``
         become columns), an object-store URL of either (``s3://bucket/prefix/``, ``gs://...``:
-        :func:`~metrics_core.dataset.location.filesystem_of`), an Arrow IPC/Feather file (``.arrow``, ``.feather``, ``.ipc``), a CSV
+        :func:`~metrics_core.dataset.location.filesystem_of`),
+        an Arrow IPC/Feather file (``.arrow``, ``.feather``, ``.ipc``), a CSV
         file (``.csv``, ``.csv.gz``), or an opened Dataset (returned as is). The format comes
         from the extension (of the files inside, for a directory; other files are ignored).
     schema : pyarrow.Schema, optional

@@ -139,7 +139,8 @@ def store_error(url: str, exc: BaseException) -> InputError:
 
     Examples
     --------
-    >>> print(store_error("s3://b/k.parquet", OSError("AWS Error NO_SUCH_BUCKET during HeadObject")))  # doctest: +ELLIPSIS
+    >>> error = store_error("s3://b/k.parquet", OSError("AWS Error NO_SUCH_BUCKET during HeadObject"))
+    >>> print(error)  # doctest: +ELLIPSIS
     s3://b/k.parquet: the bucket 'b' does not exist. Check the bucket's name...
     """
     text = str(exc)

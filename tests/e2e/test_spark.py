@@ -70,7 +70,8 @@ def scores(tmp_path_factory) -> Path:
         n = 2500
         y = rng.integers(0, 3, n)
         s = rng.multinomial(100, [0.3, 0.4, 0.3], n) / 100  # probabilities in hundredths: many ties
-        pq.write_table(pa.table({"label": (y == 1).astype(np.int64), "score": s[:, 1], "klass": np.array(["a", "b", "c"])[y],
+        pq.write_table(pa.table({"label": (y == 1).astype(np.int64), "score": s[:, 1],
+                                 "klass": np.array(["a", "b", "c"])[y],
                                  "score_a": s[:, 0], "score_b": s[:, 1], "score_c": s[:, 2],
                                  "weight": rng.random(n) * 10, "count": rng.integers(1, 5, n).astype(float)}),
                        root / f"part-{i}.parquet", row_group_size=500)
