@@ -35,9 +35,13 @@ test: $(STAMP) e2e-deps
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not e2e and not slow"
 
+# Java 17 or newer for the Spark tests (pyspark starts a JVM): `java -version` must say so, else Debian's
+# openjdk-17-jre-headless is installed; pyspark finds it as this check does: $JAVA_HOME/bin/java, else java on PATH.
 e2e-deps:
 	@command -v chromium >/dev/null 2>&1 || { echo "Installing Debian's chromium for the UI test"; \
 	  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium could not be installed: the UI test will be skipped"; }
+	@"$${JAVA_HOME:+$$JAVA_HOME/bin/}java" -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' || { echo "Installing Debian's openjdk-17-jre-headless for the Spark tests"; \
+	  (apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null) || echo "Java 17 could not be installed: the Spark tests will be skipped"; }
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_metrics.py

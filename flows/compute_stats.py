@@ -17,6 +17,8 @@ from flows.runners import api_for, check_scheduler, task_runner
 from metrics_core.dataset import (Columns, Part, merge_tree, no_rows_error, parts_of, resolve_class_list,
                                   scans_by_class)
 from metrics_core.stats import BinaryStats, MulticlassStats
+from tasks.config.spec import spark_master
+from tasks.spark import frame_stats, is_spark_frame, spark_class_scores, spark_labels, spark_session, spark_stats
 from tasks.stats import class_scores, merge_stats, partition_labels, partition_stats
 
 # The progress callback travels beside the flow, not as a parameter: prefect-dask serializes the
@@ -124,6 +126,12 @@ def compute_stats_flow(source: str, task_kind: str, columns: Columns | None = No
     total = None
     if runner == "local":
         partial = partition_stats(source, task_kind, columns, None, {**options, "progress": progress})
+    elif spark_master(runner) is not None:
+        partial, total = _spark_partitions(source, task_kind, columns, options, spark_master(runner),
+                                           target_rows=target_rows, tasks_per_worker=tasks_per_worker, fan_in=fan_in)
+        labels = options["labels"]
+        if progress is not None and total is not None:
+            progress(total, total)
     else:
         partial, total = _map_partitions(source, task_kind, columns, options, target_rows=target_rows,
                                           tasks_per_worker=tasks_per_worker, fan_in=fan_in, progress=progress)
@@ -164,6 +172,27 @@ def _map_partitions(source: str, task_kind: str, columns: Columns, options: dict
     return merge_tree(p for p in (f.result() for f in last) if p is not None), total
 
 
+def _spark_partitions(source: str, task_kind: str, columns: Columns, options: dict, master: str, *,
+                      target_rows: int | None, tasks_per_worker: int, fan_in: int) -> tuple:
+    """The Spark map over partitions and its merge tree on the executors (:mod:`tasks.spark`):
+    ``(merged partial statistic, total rows or None)``; the groups as Dask's (:func:`group_parts`),
+    one Spark task each, ``tasks_per_worker`` per core of the session (``defaultParallelism``)."""
+    filter = options["filter"]
+    files = parts_of(source, filter=filter)
+    if not files:
+        raise no_rows_error(source, filter)
+    known = [p.n_rows for p in files if p.n_rows is not None]
+    if target_rows is None:
+        slots = max(1, spark_session(master).sparkContext.defaultParallelism)
+        target_rows = max(1, -(-sum(known) // (tasks_per_worker * slots))) if known else 1
+    groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
+    if task_kind == "multiclass" and options["labels"] is None:
+        found = spark_labels(master, source, columns, groups, filter, options["use_prediction"])
+        options["labels"] = resolve_class_list(source, task_kind, columns, found=found, filter=filter)
+    partial = spark_stats(master, source, task_kind, columns, groups, options, fan_in)
+    return partial, (sum(known) if len(known) == len(files) else None)
+
+
 def _wait(futures: list, kept: set, rows_of: dict, progress, total: int | None) -> None:
     """Wait task by task, so the first failing one raises its own error (a bad file is named)
     instead of the merge reporting only that an upstream task did not complete."""
@@ -184,6 +213,8 @@ def _map_classes(source: str, columns: Columns, stats, batch_rows: int, filter, 
     class_list = stats.confusion.labels.tolist()
     if runner == "local":
         return tuple(class_scores.fn(source, columns, class_list, j, batch_rows, filter) for j in range(len(class_list)))
+    if spark_master(runner) is not None:
+        return spark_class_scores(spark_master(runner), source, columns, class_list, batch_rows, filter)
     futures = [class_scores.submit(source, columns, class_list, j, batch_rows, filter, 1) for j in range(len(class_list))]
     folded = tuple(f.result() for f in futures)
     if progress is not None:
@@ -196,12 +227,17 @@ def compute_stats(source, task_kind: str, columns: Columns | None = None, *, run
                   cluster_kwargs: dict | None = None, progress: Callable[[int, int | None], None] | None = None,
                   **kwargs) -> BinaryStats | MulticlassStats:
     """Run :func:`compute_stats_flow` on the task runner ``runner`` ('local', 'dask',
-    'dask://HOST:PORT'); keyword arguments are the flow's (labels, bins, batch_rows, filter, ...).
-    ``progress(rows_done, rows_total)`` follows the partitions (the batches for local).
+    'dask://HOST:PORT', 'spark', 'spark://HOST:PORT'); keyword arguments are the flow's (labels,
+    bins, batch_rows, filter, ...). ``progress(rows_done, rows_total)`` follows the partitions (the
+    batches for local). ``source`` is a path, an object-store URL (``s3://...``), or a Spark
+    DataFrame: its partitions' Arrow batches become the statistics on its own session
+    (:func:`tasks.spark.frame_stats`; ``runner`` is then unused).
 
     A script that uses ``runner="dask"`` needs an ``if __name__ == "__main__":`` guard (the
     LocalCluster's worker processes re-import the main module).
     """
+    if is_spark_frame(source):
+        return _frame(source, task_kind, columns or Columns(), **kwargs)
     check_scheduler(runner)  # validates the string, and a running scheduler's address answers
     flow_ = compute_stats_flow.with_options(task_runner=task_runner(runner, cluster_kwargs))
     token = _PROGRESS.set(progress)
@@ -211,3 +247,18 @@ def compute_stats(source, task_kind: str, columns: Columns | None = None, *, run
     finally:
         _PROGRESS.reset(token)
 
+
+
+def _frame(frame, task_kind: str, columns: Columns, *, labels: list | None = None, pos_label: Any = 1,
+           fan_in: int = 2, **kwargs) -> BinaryStats | MulticlassStats:
+    """:func:`compute_stats` of a Spark DataFrame (the flow's options that apply to rows in memory)."""
+    unused = sorted(set(kwargs) - {"threshold", "bins", "batch_rows", "use_prediction", "confusion_only",
+                                   "twin_weight", "progress", "by_class", "target_rows", "tasks_per_worker"})
+    if unused:
+        raise TypeError(f"compute_stats of a Spark DataFrame takes no {unused}")
+    options = {k: kwargs[k] for k in ("threshold", "bins", "batch_rows", "use_prediction", "confusion_only",
+                                      "twin_weight") if k in kwargs}
+    partial = frame_stats(frame, task_kind, columns, labels=labels, pos_label=pos_label, fan_in=fan_in, **options)
+    if partial is None:
+        raise no_rows_error("Spark DataFrame")
+    return partial.finish(pos_label, labels)

@@ -6,7 +6,7 @@ import os
 from contextlib import contextmanager
 from typing import Iterator
 
-from tasks.config.spec import dask_address
+from tasks.config.spec import dask_address, spark_master
 from tasks.net import Unreachable
 
 #: The local Dask cluster of ``runner="dask"``: 2 worker processes of 1 thread each.
@@ -67,7 +67,7 @@ def task_runner(runner: str = "local", cluster_kwargs: dict | None = None):
     from prefect.task_runners import ThreadPoolTaskRunner
 
     address = dask_address(runner)
-    if runner == "local":
+    if runner == "local" or spark_master(runner) is not None:  # Spark: the tasks submit Spark jobs from here
         return ThreadPoolTaskRunner(max_workers=2)
     from prefect_dask import DaskTaskRunner
 
@@ -113,6 +113,16 @@ def check_scheduler(runner: str, timeout: float = 5.0) -> None:
     from tasks.net import connect_error
 
     address = dask_address(runner)
+    master = spark_master(runner)
+    if master is not None and master.startswith("spark://"):
+        host, port = _host_port(master)
+        reason = connect_error(host, int(port), timeout) if port.isdigit() else f"no port number in {port!r}"
+        if reason is not None:
+            raise SchedulerUnreachable(
+                f"the Spark master {master} is unreachable ({reason}); nothing was computed or logged. Start it "
+                "(`start-master.sh`, and workers with `start-worker.sh spark://HOST:7077`), check the address, or "
+                "use --runner spark (task_runner: spark in a spec) for a local Spark, local[2].")
+        return
     if address is None:
         return
     host, port = _host_port(address)
@@ -130,9 +140,11 @@ def needs_api_server(runner: str) -> bool:
 
     >>> needs_api_server("local"), needs_api_server("dask"), needs_api_server("tcp://127.0.0.1:8786")
     (False, True, True)
+    >>> needs_api_server("spark")  # Spark's executors run no Prefect task
+    False
     """
     dask_address(runner)  # validates the string
-    return runner != "local"
+    return runner != "local" and spark_master(runner) is None
 
 
 def require_api_server(why: str) -> str:

@@ -17,8 +17,9 @@ from metrics_core.errors import NoRowsError
 from tasks import IO
 from tasks.alerts import logged_alert, reasons_from_tags, verdict
 from tasks.config import sources
-from tasks.config.spec import ColumnMap, RunSpec, fingerprint
+from tasks.config.spec import ColumnMap, RunSpec, fingerprint, spark_master
 from tasks.metric_names import class_keyed, semantic_metrics, series_keys
+from tasks.spark import period_stats
 from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
 __all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
@@ -253,14 +254,16 @@ def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=Non
     by ``columns.design_weight`` when the delivery has it); the reference is fully labelled.
     A period column without a row of the period is an error that shows the column's values.
     """
+    options = dict(label=layout.label, prediction=layout.prediction, scores=layout.scores, price=layout.price,
+                   weight=layout.weight, threshold=spec.threshold, batch_rows=spec.monitor.batch_size,
+                   open_classes=current and spec.classes == "open", partial_labels=current,
+                   design_weight=layout.design_weight if current else None, segments=spec.columns.segments,
+                   features=layout.features)
     try:
-        return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), label=layout.label,
-                               prediction=layout.prediction, scores=layout.scores, price=layout.price,
-                               weight=layout.weight, threshold=spec.threshold, filter=row_filter,
-                               batch_rows=spec.monitor.batch_size, open_classes=current and spec.classes == "open",
-                               partial_labels=current, design_weight=layout.design_weight if current else None,
-                               segments=spec.columns.segments,
-                               features=layout.features)
+        master = spark_master(spec.task_runner)
+        if master is not None:  # the map over partitions and the merge tree run on Spark's executors
+            return period_stats(master, source, spec.task, layout.labels, bins_of(spec), filter=row_filter, **options)
+        return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), filter=row_filter, **options)
     except NoRowsError:
         if row_filter is None:
             raise

@@ -121,7 +121,8 @@ def checked_positive_class(path, label_type, given, column: str, rows=None):
         raise
 
 
-def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float = 1.0, pos_label: str | None = None,
+def build_report(path: Path | str, task: Task, *, threshold: float = 0.5, beta: float = 1.0,
+                 pos_label: str | None = None,
                  level: float = 0.95, label_column: str = "label", score_column: str = "score",
                  score_prefix: str = "score_", prediction_column: str = "prediction",
                  weight_column: str | None = None, n_boot: int = 1000, seed: int = 0,
@@ -137,7 +138,8 @@ def build_report(path: Path, task: Task, *, threshold: float = 0.5, beta: float 
     (file, column, count and an example row).
 
     The statistics are mergeable (:func:`metrics_core.dataset.scan_stats`, or the Prefect flow of
-    :mod:`flows.compute_stats` on a Dask cluster when ``runner`` is ``dask`` / ``dask://HOST:PORT``),
+    :mod:`flows.compute_stats` on a Dask cluster when ``runner`` is ``dask`` / ``dask://HOST:PORT``, on
+    Spark when it is ``spark`` / ``spark://HOST:PORT``); ``path`` may be an object-store URL (``s3://``),
     so memory is bounded whatever the row count and the report is identical to the in-memory
     one; ``bins`` gives constant-memory binned score statistics, ``progress(rows_done, rows_total)``
     follows the reading.
@@ -246,8 +248,10 @@ def _check_task_options(ctx: typer.Context, task: Task) -> None:
 
 def evaluate(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="Parquet file or directory (hive partitions); .arrow/.feather "
-                                              "and .csv work too.", exists=True, show_default=False)],
+    path: Annotated[str, typer.Argument(help="Parquet file or directory (hive partitions); .arrow/.feather "
+                                             "and .csv work too; or an object-store URL, s3://BUCKET/PREFIX/ "
+                                             "(AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...) or gs://.",
+                                        show_default=False)],
     task: Annotated[Task, typer.Option("--task", "-t", help="binary: columns label + score. multiclass: "
                                        "label + score_<class> columns and/or prediction.", case_sensitive=False)],
     threshold: Annotated[float, typer.Option(help="Binary: a row is predicted positive when score >= threshold.")]
@@ -257,7 +261,8 @@ def evaluate(
                                                          "True).")] = None,
     pos_label: Annotated[str | None, typer.Option(hidden=True, help="Old name of --positive-class.")] = None,
     level: Annotated[float, typer.Option(help="Confidence level of the intervals.", min=0.5, max=0.999)] = 0.95,
-    out_dir: Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside the data).",
+    out_dir: Annotated[Path | None, typer.Option(help="Where the PNGs go (default: beside the data; the "
+                                                      "current folder for a URL).",
                                                  file_okay=False)] = None,
     label_column: Annotated[str, typer.Option(help="Column with the labelled (true) class.")] = "label",
     score_column: Annotated[str, typer.Option(help="Binary: column with the positive-class score.")] = "score",
@@ -280,8 +285,10 @@ def evaluate(
     batch_rows: Annotated[int, typer.Option(help="Rows read per batch: memory is about one batch of the columns "
                                                  "used plus the statistics.", min=1_000)] = 1_000_000,
     runner: Annotated[str, typer.Option(help="local (this process), dask (a local Dask cluster of 2 worker "
-                                             "processes, through Prefect) or dask://HOST:PORT (a running Dask "
-                                             "scheduler; the workers must see the same data path).")] = "local",
+                                             "processes, through Prefect), dask://HOST:PORT (a running Dask "
+                                             "scheduler; the workers must see the same data path), spark (a "
+                                             "local Spark, local[2]) or spark://HOST:PORT (a Spark cluster).")]
+    = "local",
     json_out: Annotated[Path | None, typer.Option("--json", metavar="OUT", dir_okay=False,
                                                   help="Also write {metrics, n_rows, seconds, peak_rss_bytes} "
                                                        "as JSON to OUT (nan and inf as null).")] = None,
@@ -303,12 +310,13 @@ def evaluate(
     spreads the files over Dask workers.
     """
     _check_task_options(ctx, task)
+    source = _source(path)
     from tasks.render.plot_workers import PlotWorkers
 
     # First thing: the plot workers import matplotlib while this process reads the data.
     workers = PlotWorkers.start() if plots else None
     try:
-        _evaluate(path, task, workers, threshold=threshold, beta=beta,
+        _evaluate(source, task, workers, threshold=threshold, beta=beta,
                   pos_label=positive_class if positive_class is not None else pos_label, level=level,
                   out_dir=out_dir, label_column=label_column, score_column=score_column,
                   score_prefix=score_prefix, prediction_column=prediction_column, weight_column=weight_column,
@@ -318,7 +326,24 @@ def evaluate(
             workers.close()
 
 
-def _evaluate(path: Path, task: Task, workers: PlotWorkers | None, *, threshold: float, beta: float,
+def _source(path: str) -> Path | str:
+    """The data argument: an object-store URL as it is, else a local path that must exist (a usage error, exit 2)."""
+    from metrics_core.dataset.location import is_url
+
+    if is_url(path):
+        return path
+    if not Path(path).exists():
+        raise typer.BadParameter(f"Path '{path}' does not exist.", param_hint="'PATH'")
+    return Path(path)
+
+
+def _name(path: Path | str) -> tuple[str, str]:
+    """``(name, stem)`` of a local path or the last part of a URL (``s3://b/d/test.parquet`` -> test.parquet, test)."""
+    name = Path(path).name if isinstance(path, Path) else path.rstrip("/").rsplit("/", 1)[-1]
+    return name, name.split(".", 1)[0] if isinstance(path, str) else Path(path).stem
+
+
+def _evaluate(path: Path | str, task: Task, workers: PlotWorkers | None, *, threshold: float, beta: float,
               pos_label: str | None, level: float, out_dir: Path | None, label_column: str, score_column: str,
               score_prefix: str, prediction_column: str, weight_column: str | None, n_boot: int, seed: int,
               binned: int | None, batch_rows: int, runner: str, json_out: Path | None) -> None:
@@ -327,10 +352,10 @@ def _evaluate(path: Path, task: Task, workers: PlotWorkers | None, *, threshold:
     if not console.is_terminal:
         console.width = max(console.width, 120)
     errors = Console(stderr=True, highlight=False)
-    path = Path(path)
+    name, stem = _name(path)
     try:
         started = time.perf_counter()
-        with _RowProgress(console, f"Reading {path.name}") as progress, warnings.catch_warnings(record=True) as caught:
+        with _RowProgress(console, f"Reading {name}") as progress, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")  # metrics_core's warnings, shown plainly below the table
             report = build_report(path, task, threshold=threshold, beta=beta, pos_label=pos_label, level=level,
                                   label_column=label_column, score_column=score_column, score_prefix=score_prefix,
@@ -343,8 +368,9 @@ def _evaluate(path: Path, task: Task, workers: PlotWorkers | None, *, threshold:
         with console.status(f"Intervals ({n_boot:,} bootstrap replicates of the statistics) and baselines..."):
             table = metric_table(report, level)
         if workers is not None:  # only now: a command that fails draws nothing; they draw while the tables print
-            target = out_dir or path.parent  # never inside a dataset directory: readers would trip on PNGs
-            workers.send(report, target, prefix=f"{path.stem}_", beta=beta, subject=path.name)
+            # never inside a dataset directory (readers would trip on PNGs); for a URL, the current folder
+            target = out_dir or (path.parent if isinstance(path, Path) else Path.cwd())
+            workers.send(report, target, prefix=f"{stem}_", beta=beta, subject=name)
     except ValueError as exc:  # the input contract's message, as it is
         errors.print(f"[bold red]Error:[/] [red]{escape(str(exc))}[/]", soft_wrap=True)
         raise typer.Exit(code=BAD_INPUT) from None

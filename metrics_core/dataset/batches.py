@@ -12,6 +12,7 @@ import pyarrow.dataset as pads
 
 from metrics_core.contract import decimals_as_floats, missing_columns, problem_error, row_problems
 from metrics_core.dataset.formats import open_dataset, where
+from metrics_core.dataset.location import store_error, url_of
 from metrics_core.errors import InputError
 
 __all__ = ["Part", "batches_with_rows", "file_error", "iter_batches", "no_rows_error", "parts_of", "source_batches",
@@ -184,8 +185,14 @@ def batches_with_rows(source, columns_needed: Sequence[str], *, filter=None, bat
             frag = frag.subset(row_group_ids=list(row_groups))
         try:
             yield from _fragment_batches(ds, frag, columns_needed, filter, batch_rows, first_row)
-        except pa.ArrowException as exc:
-            raise InputError(f"{frag.path}: cannot be read: {exc}") from None
+        except (pa.ArrowException, OSError) as exc:
+            path = _path_of(frag)
+            name = url_of(getattr(frag, "filesystem", None), path)
+            if name != path:  # an object store's refusal (a denied read), said with what to set
+                raise store_error(name, exc) from None
+            if not isinstance(exc, pa.ArrowException):
+                raise
+            raise InputError(f"{path}: cannot be read: {exc}") from None
 
 
 def source_batches(source, columns_needed: Sequence[str], *, filter=None, batch_rows: int = 1_000_000,
@@ -246,10 +253,15 @@ def _fragment_batches(ds, frag, columns, filter, batch_rows, first_row):
             combined = pending[0] if len(pending) == 1 else pa.concat_batches(pending)
             pending, pending_rows = [], 0
             for start in range(0, combined.num_rows, batch_rows):
-                yield frag.path, combined.slice(start, batch_rows), first_row + start
+                yield _path_of(frag), combined.slice(start, batch_rows), first_row + start
             first_row += combined.num_rows
     if pending:
-        yield frag.path, pending[0] if len(pending) == 1 else pa.concat_batches(pending), first_row
+        yield _path_of(frag), pending[0] if len(pending) == 1 else pa.concat_batches(pending), first_row
+
+
+def _path_of(frag) -> str:
+    """A fragment's file, or "dataset" for rows in memory (a table, a Spark partition's batches)."""
+    return getattr(frag, "path", "dataset")
 
 
 def file_error(err: InputError, source, path: str, columns_needed: Sequence[str], *, filter=None,

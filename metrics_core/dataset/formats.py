@@ -12,7 +12,9 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.dataset as pads
+import pyarrow.fs as pafs
 
+from metrics_core.dataset.location import filesystem_of, is_url, store_error
 from metrics_core.errors import InputError
 
 __all__ = ["CSV_SEPARATORS", "FORMATS", "csv_format", "format_of", "open_dataset", "schema_of", "where"]
@@ -85,7 +87,14 @@ CSV_SEPARATORS = (",", ";", "\t", "|")
 _DECIMAL_COMMA = re.compile(r"^\s*-?\d+,\d+\s*\Z")
 
 
-def _first_lines(path: str, n: int) -> list[str]:
+def _first_lines(path: str, n: int, filesystem: pafs.FileSystem | None = None) -> list[str]:
+    if filesystem is not None:
+        try:
+            with filesystem.open_input_stream(path, compression="detect") as f:
+                head = f.read(1 << 16)
+        except (OSError, pa.ArrowException):
+            return []
+        return head.decode("utf-8-sig", errors="replace").splitlines(keepends=True)[:n]
     opener = {".gz": gzip.open, ".bz2": bz2.open}.get(Path(path).suffix.lower(), open)
     try:
         with opener(path, "rt", encoding="utf-8-sig", errors="replace") as f:
@@ -94,8 +103,10 @@ def _first_lines(path: str, n: int) -> list[str]:
         return []
 
 
-def csv_format(path: str):
+def csv_format(path: str, filesystem: pafs.FileSystem | None = None):
     r"""The Arrow CSV format of a text file: its field separator and decimal mark.
+
+    ``filesystem``: where ``path`` is (None: on disk), e.g. an object store's.
 
     A ``.tsv`` file is tab-separated. Otherwise the separator is the one of ``CSV_SEPARATORS``
     that the header line holds most often (a spreadsheet saved in a continental European locale
@@ -112,7 +123,7 @@ def csv_format(path: str):
     >>> fmt.parse_options.delimiter, fmt.default_fragment_scan_options.convert_options.decimal_point
     (';', ',')
     """
-    lines = _first_lines(path, 51)
+    lines = _first_lines(path, 51, filesystem)
     header = lines[0] if lines else ""
     if ".tsv" in [s.lower() for s in Path(path).suffixes]:
         sep = "\t"
@@ -135,7 +146,9 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
     ----------
     source : str, path or pyarrow.dataset.Dataset
         A Parquet file, a directory of Parquet files (hive partitions such as ``period=2026-03/``
-        become columns), an Arrow IPC/Feather file (``.arrow``, ``.feather``, ``.ipc``), a CSV
+        become columns), an object-store URL of either (``s3://bucket/prefix/``, ``gs://...``:
+        :func:`~metrics_core.dataset.location.filesystem_of`),
+        an Arrow IPC/Feather file (``.arrow``, ``.feather``, ``.ipc``), a CSV
         file (``.csv``, ``.csv.gz``), or an opened Dataset (returned as is). The format comes
         from the extension (of the files inside, for a directory; other files are ignored).
     schema : pyarrow.Schema, optional
@@ -151,7 +164,8 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
     ------
     InputError
         A missing path, an unknown extension, a directory mixing formats or a file that cannot
-        be read, naming the path.
+        be read, naming the path; for a URL also a missing bucket, missing credentials or a
+        denied read, naming the URL and what to set (:func:`~metrics_core.dataset.location.store_error`).
 
     Examples
     --------
@@ -163,6 +177,12 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
     """
     if isinstance(source, pads.Dataset):
         return source
+    if is_url(source):
+        return _open_url(source, schema, files)
+    if hasattr(source, "mapInArrow") and hasattr(source, "sparkSession"):  # by its methods: no pyspark here
+        raise InputError("a Spark DataFrame is read on its own session: call "
+                         "flows.compute_stats.compute_stats(df, task, columns), which computes the same statistics "
+                         "partition by partition on Spark (docs/large-data.md, 'Spark').")
     path = Path(source)
     if not path.exists():
         raise InputError(f"{path}: no such file or directory. Check the data path (relative paths are "
@@ -180,6 +200,61 @@ def open_dataset(source, *, schema: pa.Schema | None = None, files: Sequence[str
     except (pa.ArrowException, OSError, ValueError) as exc:
         kind = fmt if isinstance(fmt, str) else "csv"
         raise InputError(f"{path}: cannot be read as {kind} data: {exc}") from None
+
+
+def _open_url(url: str, schema: pa.Schema | None, files: Sequence[str] | None) -> pads.Dataset:
+    """:func:`open_dataset` of an object-store URL: an object, or a prefix read as a directory."""
+    fs, path = filesystem_of(url)
+    try:
+        kind = fs.get_file_info(path).type
+        if kind == pafs.FileType.NotFound and fs.get_file_info(path.split("/", 1)[0]).type == pafs.FileType.NotFound:
+            raise OSError(f"Bucket '{path.split('/', 1)[0]}' not found")
+    except (OSError, pa.ArrowException) as exc:
+        raise store_error(url, exc) from None
+    if kind == pafs.FileType.NotFound:
+        raise InputError(f"{url}: no such object or prefix in the bucket. Check the path (a prefix is read as a "
+                         "directory of data files).")
+    if kind == pafs.FileType.Directory:
+        fmt, found = _url_data_files(fs, path, url)
+        target = [str(f) for f in files] if files is not None else found
+        options = dict(partitioning="hive", partition_base_dir=path)
+    else:
+        fmt, target, options = format_of(path), path, {}
+    if fmt == "csv" and target:
+        fmt = csv_format(target if isinstance(target, str) else target[0], fs)
+    try:
+        return pads.dataset(target, format=fmt, schema=schema, filesystem=fs, **options)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise store_error(url, exc) from None
+
+
+def _url_data_files(fs: pafs.FileSystem, path: str, url: str) -> tuple[str, list[str]]:
+    """:func:`_data_files` of a prefix of an object store: the same files, in the same order as on disk."""
+    found: dict[str, list[str]] = {}
+
+    def walk(folder: str) -> None:
+        try:
+            entries = fs.get_file_info(pafs.FileSelector(folder, recursive=False))
+        except (OSError, pa.ArrowException) as exc:
+            raise store_error(url, exc) from None
+        entries = sorted((e for e in entries if not e.base_name.startswith((".", "_"))), key=lambda e: e.base_name)
+        for e in entries:
+            if e.type == pafs.FileType.File:
+                try:
+                    found.setdefault(format_of(e.base_name), []).append(e.path)
+                except InputError:
+                    continue
+        for e in entries:
+            if e.type == pafs.FileType.Directory:
+                walk(e.path)
+
+    walk(path)
+    if not found:
+        raise InputError(f"{url}: the prefix holds no Parquet, Arrow IPC/Feather or CSV object "
+                         f"(looked for extensions {sorted(FORMATS)}).")
+    if len(found) > 1:
+        raise InputError(f"{url}: the prefix mixes file formats {sorted(found)}; put one format per dataset.")
+    return found.popitem()
 
 
 def schema_of(source) -> pa.Schema:

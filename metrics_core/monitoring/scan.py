@@ -19,7 +19,7 @@ from metrics_core.monitoring.features import feature_type, feature_update
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
 from metrics_core.monitoring.segments import segment_update
 
-__all__ = ["scan_period", "UNLABELLED"]
+__all__ = ["check_period_stats", "scan_period", "UNLABELLED"]
 
 #: The label index of an unlabelled row of a monitored period (-1 is a label outside the class list).
 UNLABELLED = -2
@@ -199,8 +199,9 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         the same pass (``PeriodStats.features``); a column that is neither numeric nor text is an
         error naming it.
     parts : sequence of Part, optional
-        Only these partitions (:func:`metrics_core.dataset.parts_of`): a Dask task's share of
-        the source; the statistics of all parts merge to those of the whole.
+        Only these partitions (:func:`metrics_core.dataset.parts_of`): the map step of a
+        distributed scan, which returns None for no rows and leaves the checks of the whole
+        period to :func:`check_period_stats` on the merged statistics.
 
     Returns
     -------
@@ -259,11 +260,40 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         out = part if out is None else out.merge(part)
         if progress is not None:
             progress(batch.num_rows)
+    if parts is not None:
+        return out
+    return check_period_stats(out, where if in_memory else str(source), task, bins, prediction=prediction,
+                              threshold=threshold, filter=filter)
+
+
+def check_period_stats(out: PeriodStats | None, where: str, task: str, bins: Bins = Bins(), *,
+                       prediction: str | None = None, threshold: float = 0.5, filter=None) -> PeriodStats:
+    """The checks of a whole period's statistics (after the merge of a distributed scan's parts).
+
+    Parameters
+    ----------
+    out : PeriodStats or None
+        The merged statistics (None: no rows were read).
+    where : str
+        The source, as messages name it.
+    task, bins, prediction, threshold, filter
+        As for :func:`scan_period`.
+
+    Returns
+    -------
+    PeriodStats
+        ``out``, after a warning when binary scores decide the class and many lie outside [0, 1]
+        (:func:`metrics_core.misread.warn_threshold_scale_period`).
+
+    Raises
+    ------
+    NoRowsError
+        ``out`` is None (an empty period).
+    """
     if out is None:
-        where = where if in_memory else source
         raise NoRowsError(f"{where}: no rows{' for ' + str(filter) if filter is not None else ''} (empty period). "
                          "Check the data path and the period; nothing was logged.")
     if task == "binary" and prediction is None and tuple(bins.score_range) == (0.0, 1.0):
-        warn_threshold_scale_period(where if in_memory else str(source), out.overflow.get("scores_outside_range", 0),
-                                    out.n_rows, float(out.pred_counts[1]), threshold)
+        warn_threshold_scale_period(where, out.overflow.get("scores_outside_range", 0), out.n_rows,
+                                    float(out.pred_counts[1]), threshold)
     return out

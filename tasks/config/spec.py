@@ -44,7 +44,7 @@ def dask_address(runner: str) -> str | None:
     >>> dask_address("dask://10.0.0.5:8786"), dask_address("dask"), dask_address("local")
     ('tcp://10.0.0.5:8786', None, None)
     """
-    if runner in ("local", "dask"):
+    if runner in ("local", "dask") or spark_master(runner) is not None:
         return None
     for prefix in ("dask://", "tcp://", "tls://"):
         if isinstance(runner, str) and runner.startswith(prefix):
@@ -52,8 +52,31 @@ def dask_address(runner: str) -> str | None:
             if ":" not in rest:
                 break
             return ("tls://" if prefix == "tls://" else "tcp://") + rest
-    raise InputError(f"runner: expected 'local', 'dask' (a local cluster of 2 worker processes) or a Dask address "
-                     f"of a running scheduler, dask://HOST:PORT (or tcp://HOST:PORT, tls://HOST:PORT), got {runner!r}.")
+    raise InputError(f"runner: expected 'local', 'dask' (a local cluster of 2 worker processes), a Dask address "
+                     f"of a running scheduler, dask://HOST:PORT (or tcp://HOST:PORT, tls://HOST:PORT), 'spark' (a "
+                     f"local Spark, local[2]) or a Spark master spark://HOST:PORT, got {runner!r}.")
+
+
+#: The Spark master of ``runner="spark"``: two cores of this machine.
+LOCAL_SPARK = "local[2]"
+
+
+def spark_master(runner: str) -> str | None:
+    """The Spark master of a runner string: ``spark`` -> ``local[2]``, ``spark://HOST:PORT`` as given
+    (also ``local[N]``); None for any other runner (``local``, Dask's).
+
+    >>> spark_master("spark"), spark_master("spark://10.0.0.5:7077"), spark_master("dask"), spark_master("spark://x")
+    ('local[2]', 'spark://10.0.0.5:7077', None, None)
+    """
+    if not isinstance(runner, str):
+        return None
+    if runner == "spark":
+        return LOCAL_SPARK
+    if runner.startswith("spark://") and ":" in runner[len("spark://"):]:
+        return runner
+    if runner.startswith("local[") and runner.endswith("]"):
+        return runner
+    return None
 
 
 class SpecError(ValueError):
@@ -211,8 +234,9 @@ class RunSpec(_Model):
     alerts: AlertPolicy = Field(default_factory=AlertPolicy)
     monitor: MonitorSettings = Field(default_factory=MonitorSettings)
     trigger: TriggerSettings = Field(default_factory=TriggerSettings)
-    task_runner: str = Field("local", description="'local' (threads), 'dask' (a local Dask cluster) or a "
-                             "Dask scheduler address tcp://host:port.")
+    task_runner: str = Field("local", description="'local' (threads), 'dask' (a local Dask cluster), a "
+                             "Dask scheduler address tcp://host:port, 'spark' (a local Spark, local[2]) or a "
+                             "Spark master spark://host:port.")
     context: str | None = Field(None, description="ISO 5.3 context: what the model is for, where it runs, who "
                                 "uses its output (the ISO report says 'not provided' without it).")
     ground_truth: str | None = Field(None, description="ISO 5.3 ground truth: who labelled the rows, how, and how "

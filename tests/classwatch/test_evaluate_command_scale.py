@@ -88,7 +88,7 @@ def test_binned_reports_its_auroc_bound(data, tmp_path):
 
 def test_bad_runner_exits_2(data):
     root, _ = data
-    result = evaluate(root, "--task", "binary", "--runner", "spark://host:1")
+    result = evaluate(root, "--task", "binary", "--runner", "spark://host")  # a Spark master needs its port
     assert result.exit_code == 2 and "dask://HOST:PORT" in " ".join(result.output.split())
 
 

@@ -55,3 +55,22 @@ def test_check_scheduler_names_an_address_that_does_not_answer():
         runners.check_scheduler(f"tcp://127.0.0.1:{listening.getsockname()[1]}")
     runners.check_scheduler("local")  # nothing to reach
     runners.check_scheduler("dask")  # a cluster of our own
+
+
+def test_spark_runner_strings_and_an_unreachable_spark_master():
+    import socket
+
+    from tasks.config.spec import load_spec, spark_master
+
+    assert spark_master("spark") == "local[2]" and spark_master("spark://10.0.0.5:7077") == "spark://10.0.0.5:7077"
+    assert spark_master("dask") is None and spark_master("spark://nohost") is None
+    # the Spark jobs are submitted from the flow's own threads; no Prefect API for executors
+    assert type(runners.task_runner("spark")).__name__ == "ThreadPoolTaskRunner"
+    assert runners.needs_api_server("spark") is False and runners.needs_api_server("spark://h:7077") is False
+    assert load_spec({"task_runner": "spark"}).task_runner == "spark"
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with pytest.raises(runners.SchedulerUnreachable, match=f"Spark master spark://127.0.0.1:{port} is unreachable"):
+        runners.check_scheduler(f"spark://127.0.0.1:{port}")
+    runners.check_scheduler("spark")  # a local Spark: nothing to reach

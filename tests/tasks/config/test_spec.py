@@ -37,7 +37,7 @@ def test_defaults_match_the_documented_policy():
     ({"columns": {"lable": "y"}}, "columns.lable", "unknown field"),
     ({"task": "binary", "labels": [0, 1, 2]}, "labels", "two classes"),
     ({"monitor": {"score_range": [1, 0]}}, "monitor.score_range", "low < high"),
-    ({"task_runner": "spark"}, "task_runner", "Dask address"),
+    ({"task_runner": "spark://x"}, "task_runner", "Dask address"),  # a Spark master needs its port
     ({"cost_matrix": [[0, 1], [1]]}, "cost_matrix", "square"),
 ])
 def test_errors_name_the_field(raw, field, words):
