@@ -124,13 +124,20 @@ def _class_prefixes() -> tuple[tuple[str, str], ...]:
 #: the rows to label next per stratum (a predicted class).
 _ESTIMATE_CLASSES = (("prevalence_estimated/", f"{PREVALENCE}/estimated "),
                      ("sample/prevalence_label/", "sample/prevalence_label/"), ("sample/next_rows/", "sample/next_rows/"))
+_SUFFIXED = ("prevalence_estimated/",)
 
 
-def _split(key: str) -> tuple[str, str, str] | None:
-    """(semantic prefix as keyed, logged prefix, class name) of a per-class key, else None."""
+#: Ends of a per-class key after its class name: an estimate's interval (``<class>_ci_low``).
+_CLASS_SUFFIXES = ("_ci_low", "_ci_high")
+
+
+def _split(key: str) -> tuple[str, str, str, str] | None:
+    """(semantic prefix as keyed, logged prefix, class name, suffix) of a per-class key, else None."""
     for semantic, logged in _class_prefixes():
         if key.startswith(semantic):
-            return semantic.replace(":", "_"), logged, key[len(semantic):]
+            cls = key[len(semantic):]
+            end = next((e for e in _CLASS_SUFFIXES if semantic in _SUFFIXED and cls.endswith(e)), "")
+            return semantic.replace(":", "_"), logged, cls[:len(cls) - len(end)], end
     return None
 
 
@@ -167,13 +174,13 @@ def class_keyed(metrics: dict) -> tuple[dict, dict]:
         if parts[k] is None:
             name = safe_key(k)
         else:
-            semantic, logged, cls = parts[k]
+            semantic, logged, cls, end = parts[k]
             key = keys[cls]
             if _reads_as_another(logged, key):
                 key = class_key(cls, escape=True)
             if key != cls:
                 renamed[key] = cls
-            name = semantic + key
+            name = semantic + key + end
         if name in out:
             raise ValueError(f"metrics {source[name]!r} and {k!r} would be logged under one MLflow key {name!r}.")
         out[name], source[name] = v, k

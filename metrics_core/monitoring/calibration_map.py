@@ -153,9 +153,18 @@ def fit_calibration_map(reference: PeriodStats, *, n_boot: int = 200, seed: int 
 _FITTED: OrderedDict[bytes, CalibrationMap | None] = OrderedDict()
 _FITTED_LOCK = threading.Lock()
 
+#: Memory the remembered maps may hold together (the newest is always kept). A reference watched
+#: with 50 segments has 51 maps (a few MB each), refitted for every period if only a few were kept.
+CACHE_BYTES = 256 * 2**20
+
+
+def _nbytes(m: CalibrationMap | None) -> int:
+    return 0 if m is None else sum(a.nbytes for a in vars(m).values() if isinstance(a, np.ndarray))
+
 
 def cached_calibration_map(reference: PeriodStats, n_boot: int, seed: int) -> CalibrationMap | None:
-    """:func:`fit_calibration_map`, remembered for the last 4 reference windows by their content.
+    """:func:`fit_calibration_map`, remembered by the reference's content (the most recent maps,
+    up to :data:`CACHE_BYTES` together).
 
     The periods monitored in one process (several ``--period``s, the demo, a notebook loop) share
     their reference, and its fit (K one-vs-rest and K^2 per-class isotonic maps, each refitted
@@ -172,7 +181,7 @@ def cached_calibration_map(reference: PeriodStats, n_boot: int, seed: int) -> Ca
     -------
     CalibrationMap or None
         The map :func:`fit_calibration_map` returns for these arguments (the same object while the
-        reference's statistics, ``n_boot`` and ``seed`` are among the last 4 asked for); None as there.
+        reference's statistics, ``n_boot`` and ``seed`` are remembered); None as there.
     """
     cal = reference.calibration
     if cal is None or reference.positives_by_pred is None:
@@ -192,8 +201,9 @@ def cached_calibration_map(reference: PeriodStats, n_boot: int, seed: int) -> Ca
     fitted = fit_calibration_map(reference, n_boot=n_boot, seed=seed)
     with _FITTED_LOCK:
         _FITTED[key] = fitted
-        while len(_FITTED) > 4:
-            _FITTED.popitem(last=False)
+        total = sum(_nbytes(m) for m in _FITTED.values())
+        while len(_FITTED) > 1 and total > CACHE_BYTES:
+            total -= _nbytes(_FITTED.popitem(last=False)[1])
     return fitted
 
 

@@ -260,8 +260,10 @@ def m_class_never_seen(tmp):
 
 
 def m_all_null_label(tmp):
+    # a delivery's null labels are unlabelled rows (a labelled sample); the reference must be labelled
     p = project(tmp)
-    rows(300, 2).with_columns(pl.lit(None, dtype=pl.Utf8).alias("label")).write_parquet(p.delivery())
+    rows(600, 1, CLASSES, "2023-12").with_columns(pl.lit(None, dtype=pl.Utf8).alias("label")).write_parquet(
+        p.root / "data" / "reference.parquet")
     return p.monitor()
 
 
@@ -375,8 +377,8 @@ CASES = [
      ["2024-01.parquet", "score_a", "do not sum to 1", r"in 300 row\(s\)", "e.g. row 0"]),
     ("monitor class the reference never saw (closed class list)", m_class_never_seen,
      ["2024-01.parquet", "'label'", r"not in the class list \['a', 'b', 'c'\] in 6 row\(s\)", "e.g. row 3", "'d'"]),
-    ("monitor all-null label column", m_all_null_label,
-     ["2024-01.parquet", "'label'", r"null label in 300 row\(s\)", "e.g. row 0"]),
+    ("monitor all-null label column in the reference", m_all_null_label,
+     ["reference.parquet", "'label'", r"null label in 600 row\(s\)", "e.g. row 0"]),
     ("monitor duplicated column names", m_duplicated_columns, ["2024-01.parquet", "duplicate"]),
     ("monitor {period} path that does not exist", m_period_path_missing,
      ["2024-02.parquet", "no such file"]),

@@ -166,7 +166,7 @@ def test_the_alert_table_says_when_there_were_not_enough_labels(alert, enough, s
     """A month whose headline test could not see a drop read "none", as a month that was judged."""
     from rich.console import Console
 
-    from classwatch.commands.flows import alert_table
+    from classwatch.commands.summary import alert_table
     from tasks.monitor import PeriodResult
 
     result = PeriodResult("m", "2024-10", "sqlite://", "e", None, "r", None, True, alert, (),
@@ -182,7 +182,7 @@ def test_an_unreliable_estimate_is_marked_in_the_table_and_the_estimated_line():
     """A broken scoring step's estimate was printed as a plain "0.000 [0.000, 0.000]"."""
     from rich.console import Console
 
-    from classwatch.commands.flows import alert_table, estimated_line
+    from classwatch.commands.summary import alert_table, estimated_line
     from tasks.monitor import PeriodResult
 
     def period(name, **m):

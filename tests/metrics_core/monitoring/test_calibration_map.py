@@ -51,6 +51,23 @@ def test_the_reference_map_is_fitted_once_per_reference_content():
     assert len(calibration_map._FITTED) == 2
 
 
+def test_the_remembered_maps_are_bounded_by_their_memory_not_their_number(monkeypatch):
+    """Every segment of a watched reference has its map: 60 maps stay remembered by default (a
+    count limit of 4 refitted them all for every period); under a small byte limit the oldest go."""
+    calibration_map._FITTED.clear()
+    refs = [mon.scan_period(scored_rows(400, seed, "2023-12").to_arrow(), "multiclass", LABELS, label="label",
+                            prediction=None, scores=[f"score_{c}" for c in LABELS]) for seed in range(60)]
+    maps = [calibration_map.cached_calibration_map(r, 5, 0) for r in refs]
+    assert len(calibration_map._FITTED) == 60
+    assert calibration_map.cached_calibration_map(refs[0], 5, 0) is maps[0]
+    size = calibration_map._nbytes(maps[0])
+    monkeypatch.setattr(calibration_map, "CACHE_BYTES", int(size * 3.5))
+    calibration_map.cached_calibration_map(mon.scan_period(scored_rows(400, 99, "2023-12").to_arrow(), "multiclass", LABELS,
+                                                           label="label", prediction=None,
+                                                           scores=[f"score_{c}" for c in LABELS]), 5, 0)
+    assert len(calibration_map._FITTED) == 3
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 60), st.floats(0, 1)), min_size=1, max_size=120), st.booleans())
 def test_each_isotonic_fit_equals_scipys_isotonic_regression_exactly(bins, float_rows):
