@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from metrics_core._tie_kernels import MIN_ROWS, tied_counts
 from metrics_core.threads import in_ranges, kernel_threads
 
 _BLOCK = 1 << 20  # rows per block in run detection: bounds the temporaries
@@ -69,6 +70,14 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
 
     frame = pl.DataFrame({"k": key, "w": w}).sort("k", multithreaded=False)
     return frame["k"].to_numpy(), frame["w"].to_numpy()
+
+
+class _Counts(NamedTuple):
+    """Ascending distinct scores with their counts: what :func:`merge_sorted_runs` merges."""
+
+    scores: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
 
 
 def one_row_each(pos: np.ndarray, neg: np.ndarray, work: np.ndarray, flags: np.ndarray) -> bool:
@@ -208,7 +217,9 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     sort first, so a run's counts follow from where it starts and where its positives start.
     Large inputs use :func:`metrics_core.threads.kernel_threads` threads for the key build and
     the run detection; each writes its own range, so the result does not depend on the number
-    of threads. The sort is numpy's (:func:`_sort_keys`).
+    of threads. The sort is numpy's (:func:`_sort_keys`). Unweighted tie-heavy scores are
+    counted without sorting their rows (:func:`metrics_core._tie_kernels.tied_counts`); only
+    the rows it leaves are sorted, and the two counts merged.
 
     Parameters
     ----------
@@ -231,8 +242,21 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     >>> s.tolist(), p.tolist(), n.tolist()
     ([0.25, 0.5], [0, 1], [1, 1])
     """
-    utype = np.uint32 if scores.dtype == np.float32 else np.uint64
     threads = kernel_threads(scores.size)
+    if w is None and scores.size >= MIN_ROWS:
+        tied = tied_counts(scores, y, threads)
+        if tied is not None:
+            d, pos, neg, missed = tied
+            if not missed.size:
+                return d, pos, neg
+            rest = _Counts(*_sorted_counts(scores[missed], y[missed], None, kernel_threads(missed.size)))
+            return merge_sorted_runs(_Counts(d, pos, neg), rest)
+    return _sorted_counts(scores, y, w, threads)
+
+
+def _sorted_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None, threads: int):
+    """:func:`packed_counts` from one sort of the packed keys of every row."""
+    utype = np.uint32 if scores.dtype == np.float32 else np.uint64
     key, sort_as = _packed_keys(scores, y, utype, threads)
     key, w = _sort_keys(key, w, sort_as)
     n = key.size
