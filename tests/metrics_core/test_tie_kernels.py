@@ -3,6 +3,7 @@
 Oracle: the packed-key sort (`_score_kernels._sorted_counts`, the only path before) and
 np.unique; counts must be identical, in value and dtype, for ties, zeros of both signs,
 subnormal and extreme scores, scores the sample misses and table cells holding several scores.
+The weighted runs' sums that skip reduceat for single-row runs are checked against it too.
 """
 
 from __future__ import annotations
@@ -96,3 +97,43 @@ def test_report_of_tie_heavy_scores_equals_the_sorted_path(monkeypatch):
     assert fast.keys() == slow.keys()
     for key in fast:
         assert fast[key] == slow[key] or (np.isnan(fast[key]) and np.isnan(slow[key])), key
+
+
+@settings(max_examples=150, deadline=None)
+@given(lengths=st.lists(st.integers(1, 20), min_size=1, max_size=60), seed=st.integers(0, 2**32 - 1))
+def test_run_sums_equal_reduceat_bit_for_bit(lengths, seed):
+    """The weighted runs' sums: single-row runs take their weight, longer runs reduceat's own sum."""
+    w = np.random.default_rng(seed).gamma(0.5, 3.0, sum(lengths))
+    change = np.zeros(w.size, bool)
+    change[np.cumsum([0] + lengths[:-1])] = True
+    runs, sums = kernels._run_sums(w, change)
+    assert np.array_equal(runs, np.flatnonzero(change))
+    assert np.array_equal(sums, np.add.reduceat(w, runs))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weighted_counts_equal_the_two_reduceats_they_replace(dtype):
+    """Weighted packed counts (labels folded by position, not by two reduceats) against the earlier
+    formula, bit for bit and sign of zero included, with ties, zero and -0.0 weights."""
+    rng = np.random.default_rng(9)
+    n = 60_000
+    y = rng.random(n) < 0.4
+    s = np.round(rng.random(n), 3).astype(dtype)
+    s[: n // 2] = rng.random(n // 2)  # half distinct, half tied
+    w = rng.gamma(2.0, 0.5, n)
+    w[rng.random(n) < 0.2] = 0.0
+    w[rng.random(n) < 0.05] = -0.0
+    utype = np.uint32 if dtype == np.float32 else np.uint64
+    key, _ = kernels._packed_keys(s, y, utype, 1)
+    key, ws = kernels._sort_keys(key, w, None)
+    runs = np.flatnonzero(kernels._changes(key, ignore_low_bit=False))
+    wsum = np.add.reduceat(ws, runs)
+    first = key[runs]
+    positive = (first & utype(1)).astype(bool)
+    starts = np.flatnonzero(kernels._changes(first, ignore_low_bit=True))
+    pos = np.add.reduceat(np.where(positive, wsum, 0.0), starts)
+    neg = np.add.reduceat(np.where(positive, 0.0, wsum), starts)
+    keep = pos + neg > 0
+    got = kernels.packed_counts(s, y, w)
+    for a, b in zip(got, (kernels._as_scores(first[starts], utype)[keep], pos[keep], neg[keep])):
+        assert a.dtype == b.dtype and np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
