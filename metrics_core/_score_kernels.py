@@ -323,6 +323,10 @@ def _sorted_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None, thre
             np.subtract(1, pos[begin:end], out=neg[begin:end])
 
         in_ranges(labels, n, threads)
+        if utype is np.uint64:
+            # The scores into the keys' own memory: no fresh array of the rows' size to fault in.
+            in_ranges(lambda b, e: np.right_shift(key[b:e], utype(1), out=key[b:e]), n, threads)
+            return key.view(np.float64), pos, neg
         return _as_scores(key, utype, threads), pos, neg
     first = key[starts]
     length = np.diff(starts, append=n)
