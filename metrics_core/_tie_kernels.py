@@ -59,7 +59,7 @@ def tied_counts(scores: np.ndarray, y: np.ndarray, threads: int = 1):
     without an equal candidate (a score the sample missed, or a cell holding several distinct
     scores) are returned apart, for the sort. Scores too far apart for the table (an eighth of
     them sharing cells) are left to the sort too. Exact: every row is either counted at a score it
-    equals or returned. The ranges run on ``threads`` threads; counts do not depend on them.
+    equals (bit for bit) or returned. The ranges run on ``threads`` threads; counts do not depend on them.
 
     Parameters
     ----------
@@ -97,8 +97,11 @@ def tied_counts(scores: np.ndarray, y: np.ndarray, threads: int = 1):
         return None
     table, base, shift = layout
     # Candidates twice over: table entries are 2 * index, so 2 * index + label is a row's cell
-    # of the counts; the index d.size holds a candidate equal to no score.
-    candidates = np.repeat(np.append(d, np.nan), 2)
+    # of the counts; the index d.size holds a candidate equal to no score (bits of a negative
+    # NaN). Bits are compared, not values: a thread that treats subnormals as zero would find a
+    # subnormal score equal to another. (+ 0.0: a sampled -0.0 is the candidate 0.0; a row of
+    # -0.0 misses and the sort counts it at 0.0.)
+    candidates = np.repeat(np.append(np.add(d, 0.0).view(itype), itype(-1)), 2)
     bits, m = scores.view(itype), d.size
 
     def count(begin: int, end: int):
@@ -106,7 +109,7 @@ def tied_counts(scores: np.ndarray, y: np.ndarray, threads: int = 1):
         missed = []
         size = min(_CHUNK, end - begin)
         cell_b, idx_b = np.empty(size, itype), np.empty(size, np.intp)
-        value_b, equal_b = np.empty(size, scores.dtype), np.empty(size, bool)
+        value_b, equal_b = np.empty(size, itype), np.empty(size, bool)
         for first in range(begin, end, _CHUNK):
             stop = min(first + _CHUNK, end)
             k = stop - first
@@ -116,7 +119,7 @@ def tied_counts(scores: np.ndarray, y: np.ndarray, threads: int = 1):
             np.right_shift(cell, shift, out=cell)
             np.take(table, cell, out=idx, mode="clip")  # below the range: the zeros' cell
             np.take(candidates, idx, out=value, mode="clip")
-            if not np.equal(value, scores[first:stop], out=equal).all():
+            if not np.equal(value, bits[first:stop], out=equal).all():
                 miss = np.flatnonzero(~equal)
                 idx[miss] = 2 * m  # counted in the two extra cells, left out below
                 missed.append(miss + first)
