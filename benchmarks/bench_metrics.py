@@ -112,6 +112,9 @@ def main() -> None:
             if HAVE_PDS:
                 row("polars-ds query_binary_metrics", t_pds, p_pds, in_bytes, {})
             row("mc.binary_report", t_mc, p_mc, in_bytes, peers)
+            target = (f"target at 10M rows: >= 2x polars-ds (here {t_pds / t_mc:.1f}x)" if "tie" in kind and HAVE_PDS
+                      else f"target at 10M rows: >= 80x scikit-learn (here {t_sk / t_mc:.1f}x)")
+            print(f"  {target}")
             row("mc.binary_report + 1,000-rep intervals", t_iv, p_iv, in_bytes, {"vs sklearn": t_sk})
 
     n = args.mc_size

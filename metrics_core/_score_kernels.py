@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from metrics_core._tie_kernels import MIN_ROWS, tied_counts
 from metrics_core.threads import in_ranges, kernel_threads
 
 _BLOCK = 1 << 20  # rows per block in run detection: bounds the temporaries
@@ -39,6 +40,40 @@ def lazy_modules(weighted: bool) -> tuple[str, ...]:
     return _MERGE_MODULES + (_WEIGHTED_MODULES if weighted else ())
 
 
+_LITTLE = np.little_endian
+_ROWS = np.arange(0, dtype=np.uint64)  # row numbers, grown on demand and shared by every batch
+
+
+def _row_numbers(n: int) -> np.ndarray:
+    """``np.arange(n, dtype=uint64)``, a slice of one array kept between calls (read only)."""
+    global _ROWS
+    rows = _ROWS
+    if rows.size < n:
+        rows = np.arange(max(n, 2 * rows.size), dtype=np.uint64)
+        rows.flags.writeable = False
+        _ROWS = rows
+    return rows[:n]
+
+
+def _run_sums(w: np.ndarray, change: np.ndarray):
+    """``(runs, np.add.reduceat(w, runs))`` for the runs starting where ``change`` is True.
+
+    The same sums, computed faster when most runs hold one row: those take their weight, and
+    ``reduceat`` sums only the longer runs, each over the same slice as before.
+    """
+    runs = np.flatnonzero(change)
+    wsum = w[runs]
+    longer = np.flatnonzero(np.diff(runs) > 1)  # (the last run is checked apart)
+    last = runs[-1] < w.size - 1 if runs.size else False
+    if longer.size or last:
+        bounds = np.column_stack((runs[longer], runs[longer + 1])).ravel()
+        if last:
+            longer = np.append(longer, runs.size - 1)
+            bounds = np.append(bounds, runs[-1])  # reduceat's last slice runs to the end
+        wsum[longer] = np.add.reduceat(w, bounds)[::2]
+    return runs, wsum
+
+
 def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
     """Sort unsigned keys (carrying weights along).
 
@@ -61,14 +96,24 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
         # one u64 column is 1.5-2x faster than sorting a key column with a float payload.
         packed = key.astype(np.uint64)
         packed <<= np.uint64(32)
-        packed |= np.arange(key.size, dtype=np.uint64)
+        packed |= _row_numbers(key.size)
         packed.sort()
-        rows = (packed & np.uint64(0xFFFFFFFF)).astype(np.intp)
-        return (packed >> np.uint64(32)).astype(np.uint32), w[rows]
+        high = packed.view(np.uint32)[1::2] if _LITTLE else packed.view(np.uint32)[::2]
+        key = high.copy()
+        rows = np.bitwise_and(packed, np.uint64(0xFFFFFFFF), out=packed).view(np.intp)
+        return key, w[rows]
     import polars as pl  # (only here: loading it costs a command 0.3 s; in lazy_modules)
 
     frame = pl.DataFrame({"k": key, "w": w}).sort("k", multithreaded=False)
     return frame["k"].to_numpy(), frame["w"].to_numpy()
+
+
+class _Counts(NamedTuple):
+    """Ascending distinct scores with their counts: what :func:`merge_sorted_runs` merges."""
+
+    scores: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
 
 
 def one_row_each(pos: np.ndarray, neg: np.ndarray, work: np.ndarray, flags: np.ndarray) -> bool:
@@ -208,7 +253,9 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     sort first, so a run's counts follow from where it starts and where its positives start.
     Large inputs use :func:`metrics_core.threads.kernel_threads` threads for the key build and
     the run detection; each writes its own range, so the result does not depend on the number
-    of threads. The sort is numpy's (:func:`_sort_keys`).
+    of threads. The sort is numpy's (:func:`_sort_keys`). Unweighted tie-heavy scores are
+    counted without sorting their rows (:func:`metrics_core._tie_kernels.tied_counts`); only
+    the rows it leaves are sorted, and the two counts merged.
 
     Parameters
     ----------
@@ -231,8 +278,21 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     >>> s.tolist(), p.tolist(), n.tolist()
     ([0.25, 0.5], [0, 1], [1, 1])
     """
-    utype = np.uint32 if scores.dtype == np.float32 else np.uint64
     threads = kernel_threads(scores.size)
+    if w is None and scores.size >= MIN_ROWS:
+        tied = tied_counts(scores, y, threads)
+        if tied is not None:
+            d, pos, neg, missed = tied
+            if not missed.size:
+                return d, pos, neg
+            rest = _Counts(*_sorted_counts(scores[missed], y[missed], None, kernel_threads(missed.size)))
+            return merge_sorted_runs(_Counts(d, pos, neg), rest)
+    return _sorted_counts(scores, y, w, threads)
+
+
+def _sorted_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None, threads: int):
+    """:func:`packed_counts` from one sort of the packed keys of every row."""
+    utype = np.uint32 if scores.dtype == np.float32 else np.uint64
     key, sort_as = _packed_keys(scores, y, utype, threads)
     key, w = _sort_keys(key, w, sort_as)
     n = key.size
@@ -241,13 +301,17 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
         return np.empty(0), empty, empty.copy()
     if w is not None:
         # Sum the weights of each (score, label) run, then fold the two labels of a score.
-        runs = np.flatnonzero(_changes(key, ignore_low_bit=False))
-        wsum = np.add.reduceat(w, runs)
+        runs, wsum = _run_sums(w, _changes(key, ignore_low_bit=False))
         first = key[runs]
-        positive = (first & utype(1)).astype(bool)
         starts = np.flatnonzero(_changes(first, ignore_low_bit=True))
-        pos = np.add.reduceat(np.where(positive, wsum, 0.0), starts)
-        neg = np.add.reduceat(np.where(positive, 0.0, wsum), starts)
+        # A score has a run of negatives, of positives, or both (negatives first): the sums of
+        # its labels' weights, as adding each run to 0.0.
+        positive = (first[starts] & utype(1)).astype(bool)
+        pos = np.where(positive, wsum[starts], 0.0)
+        neg = np.where(positive, 0.0, wsum[starts])
+        both = np.flatnonzero(np.diff(starts, append=runs.size) == 2)
+        pos[both] = wsum[starts[both] + 1] + 0.0
+        neg[both] += 0.0
         keep = (pos + neg) > 0  # zero-weight rows are not thresholds (scikit-learn drops them too)
         return _as_scores(first[starts], utype)[keep], pos[keep], neg[keep]
     starts, bounds = _score_runs(key, utype, threads)
@@ -259,6 +323,10 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
             np.subtract(1, pos[begin:end], out=neg[begin:end])
 
         in_ranges(labels, n, threads)
+        if utype is np.uint64:
+            # The scores into the keys' own memory: no fresh array of the rows' size to fault in.
+            in_ranges(lambda b, e: np.right_shift(key[b:e], utype(1), out=key[b:e]), n, threads)
+            return key.view(np.float64), pos, neg
         return _as_scores(key, utype, threads), pos, neg
     first = key[starts]
     length = np.diff(starts, append=n)

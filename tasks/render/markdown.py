@@ -87,7 +87,7 @@ def policy_sentence(policy) -> str:
     >>> s = policy_sentence({"calibration_change": 0.07}).split("; ")[1]
     >>> s[:95]
     'practical thresholds prevalence_change 0.02, psi 0.1, score_shift 0.02, calibration_change 0.07'
-    >>> s[-38:]
+    >>> s[-37:]
     'feature_auroc 0.6 (run spec: alerts).'
     """
     p = AlertPolicy.of(policy)
