@@ -293,8 +293,8 @@ def feature_update(batch: pa.RecordBatch | pa.Table, columns: tuple, types: tupl
     Examples
     --------
     >>> s = feature_update(pa.table({"size": [1.0, 2.0, None], "shop": ["a", "b", "a"]}), ("size", "shop"))
-    >>> s.types, s.missing.tolist(), int(s.numeric.sum()), s.categories[0].counts()
-    (('numeric', 'string'), [1, 0], 2, {'a': 2, 'b': 1})
+    >>> s.types, s.missing.tolist(), int(s.numeric.sum()), sorted(s.categories[0].counts().items())
+    (('numeric', 'string'), [1, 0], 2, [('a', 2), ('b', 1)])
     """
     columns = tuple(columns)
     types = tuple(types) if types is not None else tuple(feature_type(c, batch.schema.field(c).type) for c in columns)
