@@ -30,7 +30,10 @@ def _delivery(n: int, seed: int, period: str, shifted: str | None = None) -> pl.
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")  # the suite's Prefect API, not a cold start of its own
 def test_monitor_with_segments_names_the_retailer_and_logs_a_report_page(tmp_path):
+    from prefect.settings import PREFECT_API_URL
+
     (tmp_path / "deliveries").mkdir()
     _delivery(12_000, 0, "2023-12").write_parquet(tmp_path / "reference.parquet")
     _delivery(8_000, 10, "2024-01", shifted="shop_03").write_parquet(tmp_path / "deliveries" / "2024-01.parquet")
@@ -41,10 +44,9 @@ def test_monitor_with_segments_names_the_retailer_and_logs_a_report_page(tmp_pat
             "columns": {"segments": ["retailer"]},
             "mlflow": {"experiment": "segments", "tracking_uri": store}, "n_boot": 50}
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect-home"), "COLUMNS": "200",
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "COLUMNS": "200",
            "MLFLOW_DISABLE_TELEMETRY": "true", "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-    for name in ("PREFECT_API_URL", "MLFLOW_TRACKING_URI"):
-        env.pop(name, None)
+    env.pop("MLFLOW_TRACKING_URI", None)
     exe = Path(sys.executable).parent / "classwatch"
     done = subprocess.run([str(exe), "monitor", "--spec", str(tmp_path / "spec.yaml"), "--period", "2024-01"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
