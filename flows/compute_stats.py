@@ -153,23 +153,30 @@ def _map_partitions(source: str, task_kind: str, columns: Columns, options: dict
     multiclass scan has none.
     """
     filter = options["filter"]
-    files = parts_of(source, filter=filter)
-    if not files:
-        raise no_rows_error(source, filter)
-    known = [p.n_rows for p in files if p.n_rows is not None]
-    if target_rows is None:
-        target_rows = max(1, -(-sum(known) // (tasks_per_worker * _parallel_slots()))) if known else 1
-    groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
+    groups, total = _groups(source, filter, target_rows, lambda: tasks_per_worker * _parallel_slots())
     if task_kind == "multiclass" and options["labels"] is None:
         maps = [partition_labels.submit(source, columns, g, filter, options["use_prediction"]) for g in groups]
         found = {value for f in maps for value in f.result()}
         options["labels"] = resolve_class_list(source, task_kind, columns, found=found, filter=filter)
     futures = [partition_stats.submit(source, task_kind, columns, g, options) for g in groups]
     last = _tree_reduce(futures, fan_in)
-    total = sum(known) if len(known) == len(files) else None
     rows_of = {f.task_run_id: sum(p.n_rows or 0 for p in g) for f, g in zip(futures, groups)}
     _wait(futures, {f.task_run_id for f in last}, rows_of, progress, total)
     return merge_tree(p for p in (f.result() for f in last) if p is not None), total
+
+
+def _groups(source: str, filter, target_rows: int | None, tasks) -> tuple[list, int | None]:
+    """The partition groups of a distributed scan, one task each, and the source's rows (None when a
+    file's count is unknown): ``target_rows`` rows a group, by default the known rows spread over
+    ``tasks()`` tasks; an error naming the source when it has no partition."""
+    files = parts_of(source, filter=filter)
+    if not files:
+        raise no_rows_error(source, filter)
+    known = [p.n_rows for p in files if p.n_rows is not None]
+    if target_rows is None:
+        target_rows = max(1, -(-sum(known) // tasks())) if known else 1
+    groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
+    return groups, (sum(known) if len(known) == len(files) else None)
 
 
 def _spark_partitions(source: str, task_kind: str, columns: Columns, options: dict, master: str, *,
@@ -178,19 +185,13 @@ def _spark_partitions(source: str, task_kind: str, columns: Columns, options: di
     ``(merged partial statistic, total rows or None)``; the groups as Dask's (:func:`group_parts`),
     one Spark task each, ``tasks_per_worker`` per core of the session (``defaultParallelism``)."""
     filter = options["filter"]
-    files = parts_of(source, filter=filter)
-    if not files:
-        raise no_rows_error(source, filter)
-    known = [p.n_rows for p in files if p.n_rows is not None]
-    if target_rows is None:
-        slots = max(1, spark_session(master).sparkContext.defaultParallelism)
-        target_rows = max(1, -(-sum(known) // (tasks_per_worker * slots))) if known else 1
-    groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
+    groups, total = _groups(source, filter, target_rows,
+                            lambda: tasks_per_worker * max(1, spark_session(master).sparkContext.defaultParallelism))
     if task_kind == "multiclass" and options["labels"] is None:
         found = spark_labels(master, source, columns, groups, filter, options["use_prediction"])
         options["labels"] = resolve_class_list(source, task_kind, columns, found=found, filter=filter)
     partial = spark_stats(master, source, task_kind, columns, groups, options, fan_in)
-    return partial, (sum(known) if len(known) == len(files) else None)
+    return partial, total
 
 
 def _wait(futures: list, kept: set, rows_of: dict, progress, total: int | None) -> None:
