@@ -202,7 +202,7 @@ def run_content(spec: RunSpec, evaluation: Evaluation, plot_dir: str) -> RunCont
     model = model_description(plan.model_uri, spec.tracking_uri())
     rec_d = rec["recommendation"].as_dict()
     params = {**spec.flat_params(), "test_source": plan.test, "reference_source": plan.reference or "none",
-              "labels": json.dumps(plan.labels, default=str), "headline_metric": headline,
+              "labels": json.dumps(plan.labels, default=str, ensure_ascii=False), "headline_metric": headline,
               **{f"ons.{k}": v for k, v in rec_d.items() if k in ("metric", "space", "column", "averaging", "beta")}}
     no_scores = None if report.curves else no_scores_reason(spec, plan.model_uri)
     text = iso_report(spec=spec, plan=plan, report=report, headline=headline, checks=checks, recommendation=rec,

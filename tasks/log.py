@@ -183,7 +183,7 @@ def period_content(spec: RunSpec, plan: Plan, a: Assessment) -> RunContent:
     return RunContent(
         period_run_name(spec.name, plan.period, judged.alert),
         params={"period": plan.period, "current_source": plan.current, "reference_source": plan.reference,
-                "labels": json.dumps(plan.labels, default=str), "headline_metric": judged.headline_metric,
+                "labels": json.dumps(plan.labels, default=str, ensure_ascii=False), "headline_metric": judged.headline_metric,
                 "spec_fingerprint": spec.fingerprint()},
         metrics=dict(sorted(mlflow_metrics(a.metrics, judged.headline_metric).items())), tags=tags,
         tables=dict(judged.tables),

@@ -313,7 +313,7 @@ class RunSpec(_Model):
                 for k, v in value.items():
                     walk(f"{prefix}.{k}" if prefix else k, v)
             else:
-                out[prefix] = value if isinstance(value, str) else json.dumps(value)
+                out[prefix] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
         walk("", self.model_dump(mode="json"))
         return out

@@ -26,6 +26,7 @@ import math
 import re
 import tempfile
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,6 +49,28 @@ PARAM_LIMIT, TAG_LIMIT = 6000, 8000
 #: storage (``mlflow.workflowType``, GenAI by default) unless the URL names one, so a link without
 #: it opens the GenAI view (Evaluations, Judges, Prompts) instead of the runs and their charts.
 UI_VIEW = "workflowType=machine_learning"
+
+
+def fitted(value, limit: int, what: str) -> str:
+    """``str(value)`` within MLflow's ``limit`` characters: a longer value is cut and ends with
+    ``[... cut: N characters]`` so a reader of the UI sees it is incomplete, and a warning names it.
+
+    >>> fitted("abc", 10, "param 'x'")
+    'abc'
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     out = fitted("x" * 100, 40, "param 'labels'")
+    >>> out, len(out), str(w[0].message)[:48]
+    ('xxxxxxxxxxxxxx [... cut: 100 characters]', 40, "param 'labels' is 100 characters; MLflow keeps 4")
+    """
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    mark = f" [... cut: {len(text)} characters]"
+    warnings.warn(f"{what} is {len(text)} characters; MLflow keeps {limit}, so the run shows its start "
+                  f"ending in {mark.strip()!r}.", stacklevel=3)
+    return text[:limit - len(mark)] + mark
 
 
 def ui_link(experiment_id: str, run_id: str | None = None, base: str = "") -> str:
@@ -315,8 +338,8 @@ class MlflowStore:
         from mlflow.entities import Metric, Param, RunTag
 
         ts = timestamp_ms or int(time.time() * 1000)
-        queues = [[Param(k, str(v)[:PARAM_LIMIT]) for k, v in safe_keys(params or {}, "params").items()],
-                  [RunTag(k, str(v)[:TAG_LIMIT]) for k, v in (tags or {}).items()],
+        queues = [[Param(k, fitted(v, PARAM_LIMIT, f"param {k!r}")) for k, v in safe_keys(params or {}, "params").items()],
+                  [RunTag(k, fitted(v, TAG_LIMIT, f"tag {k!r}")) for k, v in (tags or {}).items()],
                   [Metric(k, _value(v), ts, step) for k, v in safe_keys(metrics or {}, "metrics").items()]]
         limits = (MAX_PARAMS, MAX_TAGS, MAX_METRICS)
         while any(queues):

@@ -68,6 +68,7 @@ def test_each_class_has_its_own_key_in_the_period_runs_and_the_parent_series(spe
             assert run.data.metrics[mlflow_key(f"prevalence_label/{keys[c]}")] == pytest.approx(share, abs=1e-12)
             assert result.metrics[f"prevalence_label/{keys[c]}"] == pytest.approx(share, abs=1e-12)
         assert sum(k.startswith("5 prices/median ") for k in run.data.metrics) == len(NAMES)
+        assert set(json.loads(run.data.params["labels"])) == set(NAMES) and "面包" in run.data.params["labels"]
         assert sum(k.startswith("p-values adjusted/score_") for k in run.data.metrics) == len(NAMES)
         # the key-to-class map: only the classes whose key differs from their name
         mapped = json.loads(open(client.download_artifacts(result.run_id, MAP_FILE, str(tmp_path / p))).read())
@@ -89,5 +90,6 @@ def test_an_evaluation_run_keeps_every_class(spec, store, monkeypatch):
     table = MlflowStore(store, "class-keys").read_table(out["run_id"], "per_class.json")
     labels = pl.read_parquet(spec["data"]["test"])["label"]
     assert sorted(table["class"]) == sorted(NAMES)
+    assert "面包" in run.data.params["labels"]  # as written, not "\\u9762\\u5305"
     assert dict(zip(table["class"], table["support"])) == {c: labels.eq(c).sum() for c in NAMES}
     assert len(mlflow_runs(store, "class-keys", kind="evaluate")) == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 from mlflow import MlflowClient
@@ -183,3 +185,15 @@ def test_a_store_gone_down_is_one_error_and_the_task_is_not_retried(monkeypatch)
     with pytest.raises(StoreUnreachable, match=f"the MLflow tracking server {uri} stopped answering"):
         one_look_up()
     assert len(tries) == 1 and time.monotonic() - t0 < 30
+
+
+def test_an_over_long_value_is_cut_visibly_with_a_warning_and_text_stays_readable(uri, tmp_path):
+    """MLflow keeps 6,000 characters of a param: a longer one (e.g. the labels of 900 classes) ends
+    with a cut mark and a warning, instead of being cut silently; non-ASCII names stay readable."""
+    labels = json.dumps([f"面包 {i:04d}" for i in range(900)], ensure_ascii=False)
+    with pytest.warns(UserWarning, match=r"param 'labels' is \d+ characters; MLflow keeps 6000"):
+        run_id, _ = log_run(uri, "exp", "key-long", RunContent("r", params={"labels": labels, "short": "café"}))
+    params = MlflowClient(uri).get_run(run_id).data.params
+    assert len(params["labels"]) == 6000 and params["labels"].endswith(f"[... cut: {len(labels)} characters]")
+    assert params["labels"].startswith('["面包 0000", "面包 0001"') and params["short"] == "café"
+
