@@ -61,15 +61,12 @@ def test_a_period_with_segments_features_and_a_sample_on_dask_equals_the_local_s
                      "current": str(tmp_path / "deliveries" / "{period}.parquet")},
             "columns": {"segments": ["retailer"], "features": ["pack_size", "title"]},
             "mlflow": {"experiment": "monitor-dask", "tracking_uri": store}}
-    t0 = time.perf_counter()
     local = monitor_period({**spec, "name": "local"}, period)
-    print("local", time.perf_counter() - t0)
     runner = cluster.scheduler_address
     with api_for(runner):
         state = monitor_period.with_options(task_runner=task_runner(runner))(
             {**spec, "name": "on-dask", "task_runner": runner}, period, return_state=True)
     on_dask = state.result()
-    print("dask", time.perf_counter() - t0)
 
     names = _task_names(state.state_details.flow_run_id)
     assert names.count("scan-source-part") >= 4 and "merge-stats" in names  # 2+ groups a source, merged on Dask
