@@ -11,15 +11,15 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from prefect import flow
-from prefect.futures import as_completed
 
+from flows.dask_map import parallel_slots, tree_reduce, wait_in_order
 from flows.runners import api_for, check_scheduler, task_runner
-from metrics_core.dataset import (Columns, Part, merge_tree, no_rows_error, parts_of, resolve_class_list,
+from metrics_core.dataset import (Columns, merge_tree, no_rows_error, partition_groups, resolve_class_list,
                                   scans_by_class)
 from metrics_core.stats import BinaryStats, MulticlassStats
 from tasks.config.spec import spark_master
 from tasks.spark import frame_stats, is_spark_frame, spark_class_scores, spark_labels, spark_session, spark_stats
-from tasks.stats import class_scores, merge_stats, partition_labels, partition_stats
+from tasks.stats import class_scores, partition_labels, partition_stats
 
 # The progress callback travels beside the flow, not as a parameter: prefect-dask serializes the
 # flow run context (parameters included) with every task, and a callback holding a lock (a rich
@@ -32,64 +32,6 @@ _PROGRESS: ContextVar[Callable[[int, int | None], None] | None] = ContextVar("cl
 def current_progress() -> Callable[[int, int | None], None] | None:
     """The progress callback :func:`compute_stats` set for the running flow (None when none)."""
     return _PROGRESS.get()
-
-def _tree_reduce(futures: list, fan_in: int) -> list:
-    """Submit merge tasks level by level (a tree of fan-in ``fan_in``, at least 2) until one future is
-    left: every merge runs on the workers, and only the final statistic travels to the client.
-
-    Each level's merges run side by side on different workers; the depth is log_fan_in(tasks).
-    (Until 2026-11-24 the client gathered and merged the last ``fan_in`` statistics itself, which
-    was faster with two map tasks, 3.6 s against 6.9 s for the 100M-row benchmark, but moves
-    ``fan_in`` statistics to the client and merges them serially there; with many workers the
-    client would be the bottleneck.)
-    """
-    level = list(futures)
-    for size in reduce_plan(len(level), fan_in):
-        level = [merge_stats.submit(level[i:i + size]) for i in range(0, len(level), size)]
-    return level
-
-
-def reduce_plan(n: int, fan_in: int) -> list[int]:
-    """The group size of each level of the merge tree of ``n`` statistics: one future is left.
-
-    >>> reduce_plan(5, 2), reduce_plan(1, 2), reduce_plan(9, 3)
-    ([2, 2, 2], [], [3, 3])
-    """
-    fan_in = max(2, fan_in)
-    plan = []
-    while n > 1:
-        plan.append(fan_in)
-        n = -(-n // fan_in)
-    return plan
-
-
-def _parallel_slots(default: int = 2) -> int:
-    """Worker threads of the flow's Dask cluster (``default`` when not running on Dask)."""
-    from prefect.context import FlowRunContext
-
-    ctx = FlowRunContext.get()
-    try:
-        return max(1, sum(ctx.task_runner.client.nthreads().values()))
-    except Exception:  # noqa: BLE001 - not a DaskTaskRunner, or no client yet
-        return default
-
-
-def group_parts(parts: list[Part], target_rows: int) -> list[list[Part]]:
-    """Consecutive partitions grouped into tasks of about ``target_rows`` rows (unknown sizes: one each).
-
-    >>> [len(g) for g in group_parts([Part("a", n_rows=3), Part("b", n_rows=3), Part("c", n_rows=3)], 5)]
-    [2, 1]
-    """
-    groups: list[list[Part]] = []
-    rows = 0
-    for p in parts:
-        if not groups or rows >= target_rows or p.n_rows is None:
-            groups.append([])
-            rows = 0
-        groups[-1].append(p)
-        rows = rows + p.n_rows if p.n_rows is not None else target_rows
-    return groups
-
 
 @flow(name="classwatch-compute-stats", validate_parameters=False)
 def compute_stats_flow(source: str, task_kind: str, columns: Columns | None = None, *, labels: list | None = None,
@@ -153,36 +95,31 @@ def _map_partitions(source: str, task_kind: str, columns: Columns, options: dict
     multiclass scan has none.
     """
     filter = options["filter"]
-    groups, total = _groups(source, filter, target_rows, lambda: tasks_per_worker * _parallel_slots())
+    groups, total = _groups(source, filter, target_rows, lambda: tasks_per_worker * parallel_slots())
     if task_kind == "multiclass" and options["labels"] is None:
         maps = [partition_labels.submit(source, columns, g, filter, options["use_prediction"]) for g in groups]
         found = {value for f in maps for value in f.result()}
         options["labels"] = resolve_class_list(source, task_kind, columns, found=found, filter=filter)
     futures = [partition_stats.submit(source, task_kind, columns, g, options) for g in groups]
-    last = _tree_reduce(futures, fan_in)
+    last = tree_reduce(futures, fan_in)
     rows_of = {f.task_run_id: sum(p.n_rows or 0 for p in g) for f, g in zip(futures, groups)}
-    _wait(futures, {f.task_run_id for f in last}, rows_of, progress, total)
+    wait_in_order(futures, {f.task_run_id for f in last}, rows_of, progress, total)
     return merge_tree(p for p in (f.result() for f in last) if p is not None), total
 
 
 def _groups(source: str, filter, target_rows: int | None, tasks) -> tuple[list, int | None]:
-    """The partition groups of a distributed scan, one task each, and the source's rows (None when a
-    file's count is unknown): ``target_rows`` rows a group, by default the known rows spread over
-    ``tasks()`` tasks; an error naming the source when it has no partition."""
-    files = parts_of(source, filter=filter)
-    if not files:
+    """The partition groups of a distributed scan (:func:`metrics_core.dataset.partition_groups`);
+    an error naming the source when it has no partition."""
+    groups, total = partition_groups(source, filter=filter, target_rows=target_rows, tasks=tasks)
+    if not groups:
         raise no_rows_error(source, filter)
-    known = [p.n_rows for p in files if p.n_rows is not None]
-    if target_rows is None:
-        target_rows = max(1, -(-sum(known) // tasks())) if known else 1
-    groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
-    return groups, (sum(known) if len(known) == len(files) else None)
+    return groups, total
 
 
 def _spark_partitions(source: str, task_kind: str, columns: Columns, options: dict, master: str, *,
                       target_rows: int | None, tasks_per_worker: int, fan_in: int) -> tuple:
     """The Spark map over partitions and its merge tree on the executors (:mod:`tasks.spark`):
-    ``(merged partial statistic, total rows or None)``; the groups as Dask's (:func:`group_parts`),
+    ``(merged partial statistic, total rows or None)``; the groups as Dask's (:func:`_groups`),
     one Spark task each, ``tasks_per_worker`` per core of the session (``defaultParallelism``)."""
     filter = options["filter"]
     groups, total = _groups(source, filter, target_rows,
@@ -192,20 +129,6 @@ def _spark_partitions(source: str, task_kind: str, columns: Columns, options: di
         options["labels"] = resolve_class_list(source, task_kind, columns, found=found, filter=filter)
     partial = spark_stats(master, source, task_kind, columns, groups, options, fan_in)
     return partial, total
-
-
-def _wait(futures: list, kept: set, rows_of: dict, progress, total: int | None) -> None:
-    """Wait task by task, so the first failing one raises its own error (a bad file is named)
-    instead of the merge reporting only that an upstream task did not complete."""
-    done = 0
-    for f in as_completed(futures):
-        # Only the last statistics come to the client; for the others ask Prefect for the
-        # state (a small API read) and fetch the result only to raise a failure's error.
-        if f.task_run_id in kept or not f.state.is_completed():
-            f.result()
-        done += rows_of[f.task_run_id]
-        if progress is not None:
-            progress(done, total)
 
 
 def _map_classes(source: str, columns: Columns, stats, batch_rows: int, filter, runner: str, total: int | None,

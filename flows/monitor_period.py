@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from prefect import flow
 from prefect.utilities.annotations import opaque
 
+from flows.dask_map import parallel_slots, tree_reduce, wait_in_order
+from flows.runners import is_dask
+from metrics_core.monitoring import PeriodStats
 from tasks.alerts import raise_alert
-from tasks.config.spec import load_spec
+from tasks.config.spec import RunSpec, load_spec
 from tasks.log import log_period
-from tasks.monitor import (PeriodResult, assess_against_reference, labels_arrived, monitoring_history, open_store,
-                           plan_period, resolve_period, run_keys, scan_source_stats)
+from tasks.monitor import (PeriodResult, assess_against_reference, checked_source_stats, labels_arrived,
+                           monitoring_history, open_store, plan_period, resolve_period, run_keys, scan_source_part,
+                           scan_source_stats, source_groups)
 
 
 @flow(name="monitor_period")
@@ -30,7 +34,8 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
     monitoring one period at once log it once): look the period up in MLflow (one search; a
     logged period returns at once, reading no data, unless it was logged without labels and its
     delivery now has them) -> plan and check both sources (metadata)
-    -> one pass over reference and current (concurrently) -> tests, headline, alert decision
+    -> one pass over reference and current (concurrently; with ``task_runner`` a Dask runner, each
+    as groups of partitions on the workers, merged there, :func:`_scan`) -> tests, headline, alert decision
     -> MLflow (a child run per period under a parent per model and reference window; FINISHED
     only when complete) -> alert event and artifact when the period alerts for the first time.
     Returns a :class:`PeriodResult`.
@@ -44,9 +49,9 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
         if history.done is not None and not force and not labels_arrived(s, period, history.done):
             return PeriodResult.from_run(s, store, period, history.done)
         plan = plan_period(s, period)
-        ref_future = scan_source_stats.submit(s, plan.reference, plan.ref_layout)
-        cur_future = scan_source_stats.submit(s, plan.current, plan.cur_layout, plan.current_filter, current=True)
-        a = assess_against_reference(s, ref_future.result(), cur_future.result())
+        reference = _scan(s, plan.reference, plan.ref_layout)
+        current_stats = _scan(s, plan.current, plan.cur_layout, plan.current_filter, current=True)
+        a = assess_against_reference(s, reference(), current_stats())
         # opaque: Prefect links these inputs to the tasks that made them without walking inside
         # (an assessment is about 3,700 objects, 25 ms a call; the history grows with the periods)
         logged = log_period(s, store, plan, opaque(a), opaque(history))
@@ -55,6 +60,28 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
         event = raise_alert(s.name, period, a.assessment.decision, logged.run_id, store.tracking_uri,
                             logged.experiment_id, logged.alert_markdown)
     return PeriodResult.from_assessment(s, store, period, logged, a, event)
+
+
+def _scan(s: RunSpec, source: str, layout, row_filter=None, current: bool = False) -> Callable[[], PeriodStats]:
+    """Start the one pass over ``source``; returns the call that waits for its statistics.
+
+    Local and Spark runners: one ``scan-source-stats`` task (Spark's map and merge run inside it).
+    Dask: one ``scan-source-part`` task per partition group (about one per worker thread, planned
+    as for every distributed scan), merged in a tree on the workers (``merge-stats``), the final
+    statistic alone gathered and checked here.
+    """
+    if not is_dask(s.task_runner):
+        return scan_source_stats.submit(s, source, layout, row_filter, current=current).result
+    groups = source_groups(source, row_filter, parallel_slots())
+    maps = [scan_source_part.submit(s, source, layout, g, row_filter, current=current) for g in groups]
+    last = tree_reduce(maps, fan_in=2)
+
+    def gather() -> PeriodStats:
+        wait_in_order(maps, {f.task_run_id for f in last})
+        merged = last[0].result() if last else None
+        return checked_source_stats(s, source, layout, merged, row_filter)
+
+    return gather
 
 
 __all__ = ["monitor_period", "run_keys", "resolve_period"]

@@ -143,6 +143,15 @@ def needs_api_server(runner: str) -> bool:
     >>> needs_api_server("spark")  # Spark's executors run no Prefect task
     False
     """
+    return is_dask(runner)
+
+
+def is_dask(runner: str) -> bool:
+    """Whether ``runner`` runs a flow's tasks on Dask: ``dask`` (a local cluster) or a scheduler's address.
+
+    >>> is_dask("dask"), is_dask("dask://10.0.0.5:8786"), is_dask("local"), is_dask("spark")
+    (True, True, False, False)
+    """
     dask_address(runner)  # validates the string
     return runner != "local" and spark_master(runner) is None
 

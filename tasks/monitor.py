@@ -12,8 +12,9 @@ from prefect.cache_policies import NO_CACHE
 
 from metrics_core import monitoring as mon
 from metrics_core.contract import Layout, missing_columns
-from metrics_core.dataset import open_dataset
+from metrics_core.dataset import Part, open_dataset, partition_groups
 from metrics_core.errors import NoRowsError
+from metrics_core.monitoring.scan import check_period_stats
 from tasks import IO
 from tasks.alerts import logged_alert, reasons_from_tags, verdict
 from tasks.config import sources
@@ -24,7 +25,7 @@ from tasks.store.mlflow import RUN_KEY, MlflowStore, RunSummary, safe_key
 
 __all__ = ["Plan", "Assessment", "History", "PeriodResult", "run_keys", "resolve_period", "scheduled_period",
            "Logged", "bins_of", "labels_arrived", "monitoring_history", "plan_period", "scan_source_stats",
-           "assess_against_reference", "open_store"]
+           "source_groups", "scan_source_part", "checked_source_stats", "assess_against_reference", "open_store"]
 
 def bins_of(spec: RunSpec) -> mon.Bins:
     """The fixed bins of the spec's ``monitor`` settings."""
@@ -243,6 +244,16 @@ def plan_period(spec: RunSpec, period: str) -> Plan:
     return Plan(spec.name, period, reference, current, cur_filter, labels, ref_layout, cur_layout)
 
 
+def _scan_options(spec: RunSpec, layout: Layout, current: bool) -> dict:
+    """The options of :func:`metrics_core.monitoring.scan_period` for a source of ``spec`` (the
+    reference window, or the ``current`` period), the same on every runner."""
+    return dict(label=layout.label, prediction=layout.prediction, scores=layout.scores, price=layout.price,
+                weight=layout.weight, threshold=spec.threshold, batch_rows=spec.monitor.batch_size,
+                open_classes=current and spec.classes == "open", partial_labels=current,
+                design_weight=layout.design_weight if current else None, segments=spec.columns.segments,
+                features=layout.features)
+
+
 @task(name="scan-source-stats", **IO)
 def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=None, current: bool = False
                       ) -> mon.PeriodStats:
@@ -254,16 +265,43 @@ def scan_source_stats(spec: RunSpec, source: str, layout: Layout, row_filter=Non
     by ``columns.design_weight`` when the delivery has it); the reference is fully labelled.
     A period column without a row of the period is an error that shows the column's values.
     """
-    options = dict(label=layout.label, prediction=layout.prediction, scores=layout.scores, price=layout.price,
-                   weight=layout.weight, threshold=spec.threshold, batch_rows=spec.monitor.batch_size,
-                   open_classes=current and spec.classes == "open", partial_labels=current,
-                   design_weight=layout.design_weight if current else None, segments=spec.columns.segments,
-                   features=layout.features)
+    options = _scan_options(spec, layout, current)
     try:
         master = spark_master(spec.task_runner)
         if master is not None:  # the map over partitions and the merge tree run on Spark's executors
             return period_stats(master, source, spec.task, layout.labels, bins_of(spec), filter=row_filter, **options)
         return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), filter=row_filter, **options)
+    except NoRowsError:
+        if row_filter is None:
+            raise
+        raise sources.no_period_rows(spec, source) from None
+
+
+@task(name="plan-source-parts", **IO)
+def source_groups(source: str, row_filter=None, tasks: int = 2) -> list[list[Part]]:
+    """The partition groups of a distributed scan of ``source``, about ``tasks`` of them
+    (:func:`metrics_core.dataset.partition_groups`: Parquet metadata only); empty for no rows."""
+    return partition_groups(source, filter=row_filter, tasks=tasks)[0]
+
+
+@task(name="scan-source-part", **IO)
+def scan_source_part(spec: RunSpec, source: str, layout: Layout, parts: list[Part], row_filter=None,
+                     current: bool = False) -> mon.PeriodStats | None:
+    """The map step of a distributed scan: the monitoring statistics of some partitions of
+    ``source`` (:func:`metrics_core.monitoring.scan_period` with ``parts``, one thread: the cluster
+    runs a task per core); None when they hold no row. The options are :func:`scan_source_stats`'s."""
+    return mon.scan_period(source, spec.task, layout.labels, bins_of(spec), filter=row_filter, threads=1,
+                           parts=parts, **_scan_options(spec, layout, current))
+
+
+def checked_source_stats(spec: RunSpec, source: str, layout: Layout, merged: mon.PeriodStats | None,
+                         row_filter=None) -> mon.PeriodStats:
+    """The merged statistics of a distributed scan after the checks of the whole source
+    (:func:`metrics_core.monitoring.scan.check_period_stats`), with :func:`scan_source_stats`'s
+    errors: no rows at all, or none of the period in its period column."""
+    try:
+        return check_period_stats(merged, str(source), spec.task, bins_of(spec), prediction=layout.prediction,
+                                  threshold=spec.threshold, filter=row_filter)
     except NoRowsError:
         if row_filter is None:
             raise

@@ -214,18 +214,14 @@ def frame_stats(frame, task_kind: str, columns: Columns, *, fan_in: int = 2, **o
 def period_stats(master: str, source: str, task_kind: str, labels, bins, *, filter=None, fan_in: int = 2,
                  **options):
     """A monitored period's statistics (:func:`metrics_core.monitoring.scan_period`) on Spark: one
-    task per partition (a file or a range of Parquet row groups, about one per core), the merge
-    tree on the executors, then the whole period's checks on the driver
-    (:func:`~metrics_core.monitoring.scan.check_period_stats`)."""
-    from metrics_core.dataset import parts_of
+    task per partition group (:func:`metrics_core.dataset.partition_groups`, about one per core, as
+    for evaluation and Dask), the merge tree on the executors, then the whole period's checks on
+    the driver (:func:`~metrics_core.monitoring.scan.check_period_stats`)."""
+    from metrics_core.dataset import partition_groups
     from metrics_core.monitoring.scan import check_period_stats, scan_period
 
     session = spark_session(master)
-    files = parts_of(source, filter=filter)
-    known = [p.n_rows for p in files if p.n_rows is not None]
-    slots = max(1, session.sparkContext.defaultParallelism)
-    target = max(1, -(-sum(known) // slots)) if known and len(known) == len(files) else None
-    groups = [[p] for p in parts_of(source, filter=filter, target_rows=target)]
+    groups, _ = partition_groups(source, filter=filter, tasks=lambda: max(1, session.sparkContext.defaultParallelism))
 
     def scan(parts):
         return scan_period(source, task_kind, labels, bins, filter=filter, threads=1, parts=parts, **options)

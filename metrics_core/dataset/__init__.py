@@ -9,7 +9,8 @@ rows. The columns and the checks of the rows are the input contract's
 (:mod:`metrics_core.contract`).
 
 - :mod:`~metrics_core.dataset.formats`: the format of a file, opening a source.
-- :mod:`~metrics_core.dataset.batches`: partitions, batches, bad rows counted over a file.
+- :mod:`~metrics_core.dataset.batches`: partitions and their groups (the one plan of a distributed map), batches,
+  bad rows counted over a file.
 - :mod:`~metrics_core.dataset.parallel`: the one batch loop of every scan (threads, order, errors, progress).
 - :mod:`~metrics_core.dataset.labels`: the class list of a source; the class values of the batches; where
   each is when there are too many.
@@ -18,7 +19,8 @@ rows. The columns and the checks of the rows are the input contract's
 """
 
 from metrics_core.contract import Columns, check_batch, schema_changes, score_column_classes
-from metrics_core.dataset.batches import Part, file_error, iter_batches, no_rows_error, parts_of
+from metrics_core.dataset.batches import (Part, file_error, group_parts, iter_batches, no_rows_error, partition_groups,
+                                          parts_of)
 from metrics_core.dataset.formats import open_dataset, schema_of
 from metrics_core.dataset.labels import class_labels, dataset_class_rows, resolve_class_list
 from metrics_core.dataset.merge import (BucketedScoreMerger, PartialStats, TreeMerger, merge_tree,
@@ -27,6 +29,7 @@ from metrics_core.dataset.parallel import scan_batches
 from metrics_core.dataset.scan import scan_class_scores, scan_partial, scan_stats, scans_by_class
 
 __all__ = ["BucketedScoreMerger", "Columns", "Part", "PartialStats", "TreeMerger", "check_batch", "class_labels",
-           "dataset_class_rows", "file_error", "iter_batches", "merge_tree", "no_rows_error", "open_dataset",
-           "parts_of", "release_free_memory", "resolve_class_list", "scan_batches", "scan_class_scores",
-           "scan_partial", "scan_stats", "scans_by_class", "schema_changes", "schema_of", "score_column_classes"]
+           "dataset_class_rows", "file_error", "group_parts", "iter_batches", "merge_tree", "no_rows_error",
+           "open_dataset", "partition_groups", "parts_of", "release_free_memory", "resolve_class_list",
+           "scan_batches", "scan_class_scores", "scan_partial", "scan_stats", "scans_by_class", "schema_changes",
+           "schema_of", "score_column_classes"]

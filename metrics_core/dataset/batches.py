@@ -4,7 +4,7 @@ for a whole file."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -15,8 +15,8 @@ from metrics_core.dataset.formats import open_dataset, where
 from metrics_core.dataset.location import store_error, url_of
 from metrics_core.errors import InputError
 
-__all__ = ["Part", "batches_with_rows", "file_error", "iter_batches", "no_rows_error", "parts_of", "source_batches",
-           "total_rows"]
+__all__ = ["Part", "batches_with_rows", "file_error", "group_parts", "iter_batches", "no_rows_error",
+           "partition_groups", "parts_of", "source_batches", "total_rows"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,83 @@ def parts_of(source, *, filter=None, target_rows: int | None = None) -> list[Par
                 parts.append(Part(frag.path, tuple(range(start, i + 1)), acc, offset))
                 start, offset, acc = i + 1, offset + acc, 0
     return parts
+
+
+def group_parts(parts: Sequence[Part], target_rows: int) -> list[list[Part]]:
+    """Consecutive partitions grouped into tasks of about ``target_rows`` rows (unknown sizes: one each).
+
+    Parameters
+    ----------
+    parts : sequence of Part
+        In dataset order (:func:`parts_of`).
+    target_rows : int
+        A group is closed once it holds at least this many rows; a part of unknown size is a group
+        of its own.
+
+    Returns
+    -------
+    list of list of Part
+        The groups, in dataset order (empty for no parts).
+
+    Examples
+    --------
+    >>> [len(g) for g in group_parts([Part("a", n_rows=3), Part("b", n_rows=3), Part("c", n_rows=3)], 5)]
+    [2, 1]
+    """
+    groups: list[list[Part]] = []
+    rows = 0
+    for p in parts:
+        if not groups or rows >= target_rows or p.n_rows is None:
+            groups.append([])
+            rows = 0
+        groups[-1].append(p)
+        rows = rows + p.n_rows if p.n_rows is not None else target_rows
+    return groups
+
+
+def partition_groups(source, *, filter=None, target_rows: int | None = None,
+                     tasks: int | Callable[[], int] = 1) -> tuple[list[list[Part]], int | None]:
+    """The partition groups of a distributed scan (one task each) and the source's rows: the one plan
+    of every distributed map (Dask and Spark, evaluation and monitoring).
+
+    Parameters
+    ----------
+    source : str, path or pyarrow.dataset.Dataset
+        As for :func:`~metrics_core.dataset.open_dataset`.
+    filter : pyarrow expression, optional
+        Prunes files by their hive partition values (:func:`parts_of`).
+    target_rows : int, optional
+        Rows a group (large Parquet files split into row-group ranges of about as many). None: the
+        known rows spread over ``tasks`` groups, rounded up.
+    tasks : int or callable
+        The number of groups aimed at (a callable is asked only when ``target_rows`` is None, so a
+        cluster is not queried for nothing).
+
+    Returns
+    -------
+    (list of list of Part, int or None)
+        The groups in dataset order (empty when the source has no rows, or none under the
+        filter's partitions), and the rows of the source (None when a file's count is not in its
+        metadata, e.g. CSV).
+
+    Examples
+    --------
+    >>> import tempfile, pyarrow.parquet as pq
+    >>> path = tempfile.mkdtemp() + "/d.parquet"
+    >>> pq.write_table(pa.table({"label": list(range(10))}), path, row_group_size=2)
+    >>> groups, total = partition_groups(path, tasks=2)
+    >>> [[p.row_groups for p in g] for g in groups], total
+    ([[(0, 1, 2)], [(3, 4)]], 10)
+    """
+    files = parts_of(source, filter=filter)
+    if not files:
+        return [], 0
+    known = [p.n_rows for p in files if p.n_rows is not None]
+    if target_rows is None:
+        n = tasks() if callable(tasks) else tasks
+        target_rows = max(1, -(-sum(known) // max(1, n))) if known else 1
+    groups = group_parts(parts_of(source, filter=filter, target_rows=target_rows), target_rows)
+    return groups, (sum(known) if len(known) == len(files) else None)
 
 
 def total_rows(ds: pads.Dataset, filter=None, parts: Sequence[Part] | None = None) -> int | None:

@@ -25,8 +25,7 @@ from tasks.config.spec import dask_address
 
 # The allocator variables of the shell, read at collection: before a classwatch command run in this
 # process by another test (CliRunner) sets the command's own (ALLOCATOR_ENV), or a nanny sets Dask's.
-SHELL_ALLOCATOR_ENV = {k: os.environ.get(k) for k in ALLOCATOR_ENV}
-SHELL_MALLOC_TRIM = SHELL_ALLOCATOR_ENV["MALLOC_TRIM_THRESHOLD_"]
+SHELL_MALLOC_TRIM = {k: os.environ.get(k) for k in ALLOCATOR_ENV}["MALLOC_TRIM_THRESHOLD_"]
 
 CLASSES = [10, 20, 30]
 
@@ -53,20 +52,6 @@ def data_dir(tmp_path_factory):
     for i, t in enumerate(tables):
         pq.write_table(t, root / f"part-{i}.parquet", row_group_size=500)
     return root, pa.concat_tables(tables)
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    """One LocalCluster of 2 worker processes (the one ``--runner dask`` makes) for the module; flows
-    reach it by its address. Its workers start with the shell's allocator variables, not those a
-    classwatch command run in this process by an earlier test left in ``os.environ``."""
-    leftover = {k: os.environ.pop(k) for k in ALLOCATOR_ENV if k in os.environ and SHELL_ALLOCATOR_ENV[k] is None}
-    try:
-        c = local_cluster()
-    finally:
-        os.environ.update(leftover)
-    with c:
-        yield c
 
 
 @pytest.mark.slow

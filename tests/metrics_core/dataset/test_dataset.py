@@ -35,6 +35,7 @@ from metrics_core.dataset import (
     iter_batches,
     merge_tree,
     open_dataset,
+    partition_groups,
     parts_of,
     scan_partial,
     scan_stats,
@@ -241,6 +242,25 @@ def test_partitions_merged_in_any_tree_equal_one_scan(binary_dir):
         stats = merged.finish()
         assert_same_counts(stats.scores, whole.scores)
         assert np.array_equal(stats.confusion.matrix, whole.confusion.matrix)
+
+
+def test_partition_groups_cover_every_row_once_in_order(binary_dir, tmp_path):
+    """The one plan of every distributed map: the known rows spread over ``tasks`` groups (large files cut at
+    row groups), the empty file left out, a file of unknown size (CSV) a group of its own, nothing for no rows."""
+    root, _ = binary_dir
+    groups, total = partition_groups(root, tasks=4)
+    flat = [p for g in groups for p in g]
+    assert total == 6700 and sum(p.n_rows for p in flat) == 6700 and len(groups) == 4
+    assert flat == parts_of(root, target_rows=-(-6700 // 4))  # dataset order, each part once
+    assert partition_groups(root, target_rows=10_000)[0] == [parts_of(root)]  # one group of every file
+    calls = []
+    partition_groups(root, target_rows=1000, tasks=lambda: calls.append(1) or 2)
+    assert calls == []  # the cluster is not asked when the size is given
+    pacsv.write_csv(pa.table({"label": [1, 0]}), tmp_path / "a.csv")
+    groups, total = partition_groups(tmp_path / "a.csv", tasks=2)
+    assert total is None and len(groups) == 1 and groups[0][0].n_rows is None
+    pq.write_table(pa.table({"label": pa.array([], pa.int64())}), tmp_path / "empty.parquet")
+    assert partition_groups(tmp_path / "empty.parquet", tasks=2) == ([], 0)
 
 
 def test_tree_merger_merges_left_to_right():

@@ -181,3 +181,66 @@ def test_an_in_memory_period_with_decimal_scores_has_the_statistics_of_its_float
     a, b = (mon.scan_period(t, "binary", [0, 1], label="label", scores=["score"]) for t in (floats, decimals))
     assert np.array_equal(a.score_counts, b.score_counts) and np.array_equal(a.pred_counts, b.pred_counts)
     assert a.performance.confusion.matrix.tolist() == b.performance.confusion.matrix.tolist()
+
+
+def _same(a, b, where="stats"):
+    """Every field, array, mapping and sequence of two statistics: counts, integers and text exactly, float
+    sums (of scores, weights, prices) to rounding, 1e-12 relative (the merge tree adds them in another order)."""
+    import dataclasses
+
+    assert type(a) is type(b), where
+    if dataclasses.is_dataclass(a):
+        for f in dataclasses.fields(a):
+            _same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, where
+        if a.dtype.kind in "fc":
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300, err_msg=where)
+        else:
+            assert np.array_equal(a, b), where
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            _same(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert a == pytest.approx(b, rel=1e-12) or (np.isnan(a) and np.isnan(b)), where
+    elif hasattr(a, "__dict__") and type(a).__eq__ is object.__eq__:
+        _same(vars(a), vars(b), where)
+    else:
+        assert a == b, where
+
+
+def test_a_period_scanned_by_partition_groups_and_merged_in_a_tree_is_the_one_pass(tmp_path):
+    """The map and merge of a distributed monitoring scan (Dask, Spark: one ``scan_period(parts=...)`` per
+    group of :func:`metrics_core.dataset.partition_groups`, merged in a tree) with segments, input features
+    and a labelled sample with design weights: the local stream's statistics (counts exactly)."""
+    from flow_data import LABELS, scored_rows
+
+    from metrics_core.dataset import merge_tree, partition_groups
+
+    n, rng = 4000, np.random.default_rng(5)
+    rows = scored_rows(n, 3, "2024-01")
+    pred = np.array([LABELS.index(p) for p in rows["prediction"]])
+    rates = np.where(pred >= 4, 0.5, 0.125)
+    on = rng.random(n) < rates
+    rows = rows.with_columns(
+        weight=pl.Series(rng.integers(1, 9, n) / 4), design_weight=pl.Series(1 / rates),
+        label=pl.when(pl.Series(on)).then(pl.col("label")).otherwise(None),
+        retailer=pl.Series(rng.choice(["shop_0", "shop_1", "shop_2"], n)),
+        pack_size=pl.Series(rng.choice([0.25, 0.5, 1.0, 2.0], n) * rng.integers(1, 7, n)),
+        title=pl.Series([f"brand {b} item {t}" for b, t in zip(rng.integers(0, 30, n), rng.integers(0, 200, n))]))
+    path = tmp_path / "period.parquet"
+    rows.write_parquet(path, row_group_size=300)
+    kw = dict(label="label", prediction="prediction", scores=[f"score_{c}" for c in LABELS], price="price",
+              weight="weight", partial_labels=True, design_weight="design_weight", segments=["retailer"],
+              features=["pack_size", "title"], batch_rows=300)
+    whole = mon.scan_period(path, "multiclass", LABELS, threads=1, **kw)
+    groups, total = partition_groups(path, tasks=5)
+    assert total == n and len(groups) == 5 and [p for g in groups for p in g][0].row_groups[0] == 0
+    merged = merge_tree(mon.scan_period(path, "multiclass", LABELS, threads=1, parts=g, **kw) for g in groups)
+    assert merged.n_rows == n and merged.segments and merged.features is not None and merged.sample is not None
+    _same(merged, whole)
