@@ -23,7 +23,7 @@ from metrics_core.significance import TestResult
 
 __all__ = ["Estimate", "expected_confusion", "estimate_performance", "estimate_period", "calibration_change",
            "assess_estimate", "PeriodEstimate", "ESTIMATED", "PREFIX", "support", "MIN_SUPPORT", "MIN_SUPPORT_SHARE",
-           "PriorShift", "shift_metrics", "LABEL_SHARE"]
+           "PriorShift", "shift_metrics", "LABEL_SHARE", "unreliable_note"]
 
 
 #: The count-based metrics estimated per task (plus the headline metric when it is count-based).
@@ -409,8 +409,50 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
     if est is not None and not current.has_labels and f"{PREFIX}{metric}" in est.metrics:
         ref_value = _metrics(reference.task, reference.performance.confusion.matrix, beta).get(metric)
         headline = Headline(f"{PREFIX}{metric}", est.metrics[f"{PREFIX}{metric}"], est.interval(metric),
-                            None if ref_value is None else float(ref_value), None, int(current.n_rows))
+                            None if ref_value is None else float(ref_value), None, int(current.n_rows),
+                            caveat=unreliable_note(metrics))
     return PeriodEstimate(metrics, tests, headline, est)
+
+
+def unreliable_note(metrics: dict) -> str:
+    """Why an estimate flagged unreliable (:func:`support`) is not vouched for, as a clause of its sentences.
+
+    The estimated headline still enters the alert decision when it is flagged: the flag says that
+    nothing backs the estimate, not that it is wrong (a covariate shift moves the scores while the
+    estimate stays right), and the scores that moved that far alert through their own tests; a
+    drop test that rejects on it is reported with this clause (:attr:`Headline.caveat
+    <metrics_core.monitoring.decision.Headline>`), so the reason is never read as a measured drop.
+
+    Parameters
+    ----------
+    metrics : dict
+        The estimate's metrics (``estimated/reliable``, ``estimated/degenerate``,
+        ``estimated/score_shift``, ``estimated/support_share``).
+
+    Returns
+    -------
+    str
+        ``""`` unless ``estimated/reliable`` is 0; else ``"UNRELIABLE: degenerate scores ..."`` or
+        ``"UNRELIABLE: scores moved beyond the reference's calibration (...)"`` with the own-score
+        shift and the support share.
+
+    Examples
+    --------
+    >>> unreliable_note({"estimated/reliable": 1.0})
+    ''
+    >>> unreliable_note({"estimated/reliable": 0.0, "estimated/degenerate": 1.0})
+    'UNRELIABLE: degenerate scores (most rows share one score the reference rarely gave)'
+    >>> unreliable_note({"estimated/reliable": 0.0, "estimated/degenerate": 0.0, "estimated/score_shift": 0.097,
+    ...                  "estimated/support_share": 0.8})
+    "UNRELIABLE: scores moved beyond the reference's calibration (shift 0.097, 80% of rows in covered score bins)"
+    """
+    if metrics.get(f"{PREFIX}reliable") != 0.0:
+        return ""
+    if metrics.get(f"{PREFIX}degenerate") == 1.0:
+        return "UNRELIABLE: degenerate scores (most rows share one score the reference rarely gave)"
+    shift, share = metrics.get(f"{PREFIX}score_shift", math.nan), metrics.get(f"{PREFIX}support_share", math.nan)
+    return ("UNRELIABLE: scores moved beyond the reference's calibration "
+            f"(shift {shift:.3f}, {share:.0%} of rows in covered score bins)")
 
 
 #: The estimated share of each class among the period's labels: ``prevalence_estimated/<class>``
