@@ -86,11 +86,11 @@ def replicate_interval(point, reps, level: float, bounds: tuple[float, float] = 
     The standard interval with the bootstrap standard error (Efron & Tibshirani 1993, *An
     Introduction to the Bootstrap*), which needs far fewer replicates than the tail percentiles
     of a percentile interval (they find 50 to 200 replicates enough for a standard error, and ask
-    about 1,000 for percentiles). With B replicates the standard error is itself estimated, so the normal
-    quantile becomes Student's t with B - 1 degrees of freedom: when the error of the point,
-    truth - point, is N(0, sigma^2) and the replicates are B independent draws of spread
-    sigma, (truth - point) / s_B follows t(B - 1) exactly (Student 1908), and the interval
-    covers at its level whatever B is. On the label-lag simulations (100 replicates, 240
+    about 1,000 for percentiles). With B replicates the standard error is itself estimated, so
+    the normal quantile becomes Student's t with B - 1 degrees of freedom: when the error of the
+    point, truth - point, is N(0, sigma^2) and the replicates are B normal draws of spread sigma
+    independent of it, (truth - point) / s_B follows t(B - 1) exactly (Student 1908), and the
+    interval covers at its level whatever B is. On the label-lag simulations (100 replicates, 240
     periods per kind) the 2.5/97.5 % percentiles covered five-class stable accuracy in 85 % of
     seeds 0-39 and 93 % overall; this interval, 5 % wider on average, 90 % and 95 %
     (docs/label-lag.md).

@@ -37,7 +37,6 @@ __all__ = ["design_confusion", "design_metric", "design_metrics", "model_assiste
            "SampleWarning"]
 
 
-
 class SampleWarning(UserWarning):
     """A labelled sample that cannot support the estimate as asked: a stratum without labelled rows."""
 

@@ -237,7 +237,7 @@ def test_the_drop_of_an_estimate_flagged_unreliable_says_so_in_its_reason():
     assert out.metrics["estimated/reliable"] == 0.0 and out.metrics["estimated/degenerate"] == 1.0
     (drop,) = [r for r in out.decision.reasons if r.kind == "headline"]
     assert drop.summary == (f"estimated/balanced_accuracy fell {drop.effect:.3f} below the reference "
-                            f"{drop.reference:.3f} (now {drop.current:.3f}), UNRELIABLE: degenerate scores (most rows share one "
-                            "score the reference rarely gave)")
+                            f"{drop.reference:.3f} (now {drop.current:.3f}), UNRELIABLE: degenerate scores "
+                            "(most rows share one score the reference rarely gave)")
     assert drop.text.startswith(drop.summary + " (threshold 0.05; p_adj=")
     assert mon.Reason.from_dict(drop.to_dict()).text == drop.text
