@@ -28,7 +28,8 @@ from metrics_core.curves import ranking_areas
 from metrics_core.losses import loss_terms
 from metrics_core.significance.proportions import wilson, z_critical
 
-__all__ = ["MAX_BOOT_BINS", "class_auroc_replicates", "coarsen", "report_intervals", "score_replicates", "wilson"]
+__all__ = ["MAX_BOOT_BINS", "METRIC_RANGES", "class_auroc_replicates", "coarsen", "metric_range", "replicate_interval",
+           "report_intervals", "score_replicates", "wilson"]
 
 #: Score bins of the coarsened ScoreCounts that the bootstrap resamples.
 MAX_BOOT_BINS = 512
@@ -46,6 +47,75 @@ def _percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
     method = "linear" if np.isfinite(ok).all() else "nearest"
     lo, hi = np.quantile(ok, [alpha, 1.0 - alpha], method=method)
     return float(lo), float(hi)
+
+
+#: Count-based metrics outside [0, 1], and their range (every other count-based metric is a rate in [0, 1]).
+METRIC_RANGES = {"mcc": (-1.0, 1.0), "cohen_kappa": (-1.0, 1.0), "cccsmf_accuracy": (-np.inf, 1.0),
+                 "kl_divergence": (0.0, np.inf), "n": (0.0, np.inf), "tp": (0.0, np.inf),
+                 "fp": (0.0, np.inf), "fn": (0.0, np.inf), "tn": (0.0, np.inf)}
+
+
+def metric_range(metric: str) -> tuple[float, float]:
+    """The range of a count-based metric (:data:`METRIC_RANGES`; a rate's (0, 1) otherwise)."""
+    return METRIC_RANGES.get(metric, (0.0, 1.0))
+
+
+def replicate_interval(point, reps, level: float, bounds: tuple[float, float] = (-np.inf, np.inf)):
+    """Interval of an estimate from B replicates of it: ``point +/- t(B - 1) s_B``, clipped to ``bounds``.
+
+    Parameters
+    ----------
+    point : float or numpy.ndarray
+        The point estimate (one per column of ``reps`` beyond the first axis).
+    reps : numpy.ndarray, shape (B, ...)
+        Its replicates (bootstrap draws); nan and infinite ones are left out, column by column.
+    level : float
+        Two-sided level.
+    bounds : (float, float)
+        The range of the quantity (:func:`metric_range`).
+
+    Returns
+    -------
+    (low, high) : floats, or arrays of ``point``'s shape
+        ``point -/+ t_(1+level)/2, B-1 * s_B``, ``s_B`` the standard deviation of the B finite
+        replicates (divisor B - 1), clipped to ``bounds``; (point, point) when the replicates
+        agree; nan where the point is not finite or fewer than 2 replicates are.
+
+    Notes
+    -----
+    The standard interval with the bootstrap standard error (Efron & Tibshirani 1993, *An
+    Introduction to the Bootstrap*), which needs far fewer replicates than the tail percentiles
+    of a percentile interval (they find 50 to 200 replicates enough for a standard error, and ask
+    about 1,000 for percentiles). With B replicates the standard error is itself estimated, so
+    the normal quantile becomes Student's t with B - 1 degrees of freedom: when the error of the
+    point, truth - point, is N(0, sigma^2) and the replicates are B normal draws of spread sigma
+    independent of it, (truth - point) / s_B follows t(B - 1) exactly (Student 1908), and the
+    interval covers at its level whatever B is. On the label-lag simulations (100 replicates, 240
+    periods per kind) the 2.5/97.5 % percentiles covered five-class stable accuracy in 85 % of
+    seeds 0-39 and 93 % overall; this interval, 5 % wider on average, 90 % and 95 %
+    (docs/label-lag.md).
+
+    Examples
+    --------
+    >>> reps = np.array([0.80, 0.82, 0.84, 0.86, 0.88])
+    >>> [round(x, 4) for x in replicate_interval(0.84, reps, 0.95)]
+    [0.7522, 0.9278]
+    >>> replicate_interval(0.99, reps + 0.12, 0.95, (0.0, 1.0))[1], replicate_interval(0.5, reps[:1], 0.95)
+    (1.0, (nan, nan))
+    """
+    from scipy.special import stdtrit  # loaded on first use: the report's own paths never need it
+
+    point = np.asarray(point, dtype=np.float64)
+    reps = np.asarray(reps, dtype=np.float64)
+    ok = np.isfinite(reps)
+    b = ok.sum(axis=0)
+    mean = np.where(ok, reps, 0.0).sum(axis=0) / np.maximum(b, 1)
+    sd = np.sqrt((np.where(ok, reps - mean, 0.0) ** 2).sum(axis=0) / np.maximum(b - 1, 1))
+    half = stdtrit(np.maximum(b - 1, 1), 0.5 + level / 2.0) * sd
+    bad = (b < 2) | ~np.isfinite(point)
+    lo = np.where(bad, np.nan, np.maximum(point - half, bounds[0]))
+    hi = np.where(bad, np.nan, np.minimum(point + half, bounds[1]))
+    return (float(lo), float(hi)) if lo.ndim == 0 else (lo, hi)
 
 
 def _multinomial(n, probs: np.ndarray, n_boot: int, rng) -> np.ndarray:

@@ -30,7 +30,9 @@ class Headline:
     """The headline metric of a period: its ``value``, confidence ``interval`` (None or nan bounds
     when not computed), the ``reference`` window's value and interval (None without labels there)
     and ``n_labelled``, the period's labelled rows (0 = unknown), ``n_reference`` the reference's
-    (0 = unknown)."""
+    (0 = unknown). ``caveat`` says why the value may not hold (a label-lag estimate flagged
+    unreliable: :func:`~metrics_core.monitoring.estimate.unreliable_note`); the drop test's reason
+    carries it (:attr:`Reason.caveat`), ``""`` when nothing is known against the value."""
 
     metric: str
     value: float
@@ -39,6 +41,7 @@ class Headline:
     reference_interval: tuple[float, float] | None = None
     n_labelled: int = 0
     n_reference: int = 0
+    caveat: str = ""
 
 
 #: Power the headline test must have to see a drop of ``metric_drop``; below it the verdict is
@@ -117,8 +120,9 @@ class Reason:
     ``effect`` is the test's effect size (the headline: the bound compared, nan when only the
     value was); ``threshold`` the practical threshold (the headline: the floor); ``p_adjusted``
     the corrected p-value (nan for the headline); ``reference`` and ``current`` the values the
-    sentence shows (prevalences, score means, median prices; the headline: nan and its value).
-    :attr:`text` renders the sentence.
+    sentence shows (prevalences, score means, median prices; the headline: nan and its value);
+    ``caveat`` what the sentence must not be read without (the headline of an estimate flagged
+    unreliable: ``"UNRELIABLE: degenerate scores"``), ``""`` for none. :attr:`text` renders the sentence.
     """
 
     key: TestKey
@@ -127,6 +131,7 @@ class Reason:
     p_adjusted: float = NAN
     reference: float = NAN
     current: float = NAN
+    caveat: str = ""
 
     @property
     def kind(self) -> str:
@@ -138,6 +143,8 @@ class Reason:
         # 0 means the p-value fell below what a double holds (e.g. a z-test at z > 38), not an exact 0
         tail = "p_adj<1e-300" if self.p_adjusted == 0 else f"p_adj={self.p_adjusted:.2g}"
         head, details = KINDS[self.key.kind].render(self, tail)
+        if self.caveat:  # in the head, so that the one-line summaries carry it too
+            head = f"{head}, {self.caveat}"
         return (f"{self.key.segment_text}: {head}" if self.key.segment else head), details
 
     @property
@@ -157,6 +164,8 @@ class Reason:
         names = ("effect", "threshold", "p_adjusted", "reference", "current")
         out = {"kind": self.key.kind, "class": self.key.cls,
                **{n: (None if v is None or not math.isfinite(v) else float(v)) for n, v in zip(names, values)}}
+        if self.caveat:  # absent when empty: the records of reasons without one stay as they were
+            out["caveat"] = self.caveat
         return {**out, "segment": list(self.key.segment)} if self.key.segment else out
 
     @classmethod
@@ -169,10 +178,15 @@ class Reason:
         >>> s = Reason(TestKey("prevalence_label", "tea", ("retailer", "shop_07")), 0.2, 0.02, 1e-9, 0.1, 0.3)
         >>> Reason.from_dict(s.to_dict()) == s, s.text[:46]
         (True, "retailer=shop_07: prevalence of 'tea' (labels)")
+        >>> u = Reason(TestKey("headline", "estimated/accuracy"), 0.3, 0.02, 1e-9, 0.9, 0.6,
+        ...            "UNRELIABLE: degenerate scores")
+        >>> Reason.from_dict(u.to_dict()) == u, u.summary
+        (True, 'estimated/accuracy fell 0.300 below the reference 0.900 (now 0.600), UNRELIABLE: degenerate scores')
         """
         num = {n: NAN if d.get(n) is None else float(d[n])
                for n in ("effect", "threshold", "p_adjusted", "reference", "current")}
-        return cls(TestKey(d["kind"], d.get("class"), tuple(d.get("segment") or ())), **num)
+        key = TestKey(d["kind"], d.get("class"), tuple(d.get("segment") or ()))
+        return cls(key, **num, caveat=d.get("caveat") or "")
 
 
 @dataclass(frozen=True)
@@ -352,11 +366,13 @@ def headline_check(metric: str, value: float | None, interval: tuple[float, floa
     return HeadlineCheck(metric, float(value), float(low), float(high), float(floor), bool(bound < floor))
 
 
-def _test_reason(key: TestKey, row: dict, test: TestResult) -> Reason:
-    """The reason of a test that alerts: its table row and the values its sentence shows (``Kind.before_after``)."""
+def _test_reason(key: TestKey, row: dict, test: TestResult, caveat: str = "") -> Reason:
+    """The reason of a test that alerts: its table row, the values its sentence shows (``Kind.before_after``)
+    and its caveat (:attr:`Headline.caveat` of a headline test)."""
     d = test.details
     before, after = KINDS[key.kind].before_after
-    return Reason(key, row["effect_size"], row["threshold"], row["p_adjusted"], d.get(before, NAN), d.get(after, NAN))
+    return Reason(key, row["effect_size"], row["threshold"], row["p_adjusted"], d.get(before, NAN), d.get(after, NAN),
+                  caveat)
 
 
 def _check(headline: Headline, test: TestResult, row: dict, floor: float) -> HeadlineCheck:
@@ -459,12 +475,14 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
         key = TestKey("headline", headline.metric)
         tests[key], thresholds[key.name], floor = ht
     drops = [TestKey("headline", headline.metric).name] if ht is not None else []
+    caveats = {drops[0]: headline.caveat} if ht is not None else {}
     for segment, h in (segment_headlines or {}).items():
         st = headline_test(h, p)
         if st is not None:
             key = TestKey("headline", h.metric, tuple(segment))
             tests[key], thresholds[key.name] = st[0], st[1]
             drops.append(key.name)
+            caveats[key.name] = h.caveat
     keys = {k.name: k for k in tests}
     table = drift.drift_table({k.name: t for k, t in tests.items()}, thresholds, p.correction, p.alpha) \
         if tests else pl.DataFrame(schema=_TABLE_SCHEMA)
@@ -474,7 +492,7 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     rows = sorted((r for r in table.iter_rows(named=True) if r["drift"]), key=lambda r: _strength(keys[r["name"]], r))
     reasons = [Reason(TestKey("new_class", c), float(share), 0.0, reference=0.0, current=float(n))
                for c, (n, share) in sorted((new_classes or {}).items(), key=lambda kv: -kv[1][0])]
-    reasons += [_test_reason(keys[r["name"]], r, tests[keys[r["name"]]]) for r in rows]
+    reasons += [_test_reason(keys[r["name"]], r, tests[keys[r["name"]]], caveats.get(r["name"], "")) for r in rows]
     figures = {r.key.name: r.effect for r in reasons[:len(new_classes or {})]}
     figures.update({r["name"]: r["effect_size"] for r in rows})
     check = None

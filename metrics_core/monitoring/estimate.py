@@ -11,6 +11,7 @@ from scipy import stats as sps
 
 from metrics_core.calibration import calibration_metrics
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
+from metrics_core.intervals import metric_range, replicate_interval
 from metrics_core.monitoring.calibration_map import (CalibrationMap, cached_calibration_map, calibration_targets,
                                                      coarsen, fit_calibration_map)
 from metrics_core.monitoring.decision import MIN_EXPECTED, Headline
@@ -23,7 +24,7 @@ from metrics_core.significance import TestResult
 
 __all__ = ["Estimate", "expected_confusion", "estimate_performance", "estimate_period", "calibration_change",
            "assess_estimate", "PeriodEstimate", "ESTIMATED", "PREFIX", "support", "MIN_SUPPORT", "MIN_SUPPORT_SHARE",
-           "PriorShift", "shift_metrics", "LABEL_SHARE"]
+           "PriorShift", "shift_metrics", "LABEL_SHARE", "unreliable_note"]
 
 
 #: The count-based metrics estimated per task (plus the headline metric when it is count-based).
@@ -157,7 +158,10 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
     -------
     Estimate
         Point values: the metrics of the expected confusion (calibration maps of the whole
-        reference). Interval: percentiles of the metric over replicates, each the maps refitted
+        reference). Interval: the point plus or minus Student's t (B - 1 degrees of freedom) times
+        the standard deviation of the metric over B replicates
+        (:func:`~metrics_core.intervals.replicate_interval`; the 2.5/97.5 % percentiles of 100
+        replicates were too noisy to cover at their level), each replicate the maps refitted
         on a bootstrap of the reference statistics (every bin's positives redrawn as
         Binomial(rows, rate)) and a draw of the counts from their Poisson-binomial
         distribution (normal approximation, sum of p(1-p)): both the calibration's uncertainty
@@ -181,16 +185,13 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
     drawn += known
     point = _metrics(task, expected + known, beta)
     reps = _metrics(task, drawn, beta)
-    alpha = (1 - level) / 2
     out: dict[str, float] = {}
     draws: dict[str, np.ndarray] = {}
     for k in keys:
-        v = np.asarray(reps[k], dtype=np.float64)
-        draws[k] = v
-        ok = v[np.isfinite(v)]
-        lo, hi = (np.quantile(ok, [alpha, 1 - alpha]) if ok.size else (math.nan, math.nan))
+        draws[k] = np.asarray(reps[k], dtype=np.float64)
         out[f"{PREFIX}{k}"] = float(point[k])
-        out[f"{PREFIX}{k}_ci_low"], out[f"{PREFIX}{k}_ci_high"] = float(lo), float(hi)
+        out[f"{PREFIX}{k}_ci_low"], out[f"{PREFIX}{k}_ci_high"] = replicate_interval(point[k], draws[k], level,
+                                                                                   metric_range(k))
     return Estimate(expected + known, out, draws, level, drawn.sum(axis=-1))
 
 
@@ -409,8 +410,50 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
     if est is not None and not current.has_labels and f"{PREFIX}{metric}" in est.metrics:
         ref_value = _metrics(reference.task, reference.performance.confusion.matrix, beta).get(metric)
         headline = Headline(f"{PREFIX}{metric}", est.metrics[f"{PREFIX}{metric}"], est.interval(metric),
-                            None if ref_value is None else float(ref_value), None, int(current.n_rows))
+                            None if ref_value is None else float(ref_value), None, int(current.n_rows),
+                            caveat=unreliable_note(metrics))
     return PeriodEstimate(metrics, tests, headline, est)
+
+
+def unreliable_note(metrics: dict) -> str:
+    """Why an estimate flagged unreliable (:func:`support`) is not vouched for, as a clause of its sentences.
+
+    The estimated headline still enters the alert decision when it is flagged: the flag says that
+    nothing backs the estimate, not that it is wrong (a covariate shift moves the scores while the
+    estimate stays right), and the scores that moved that far alert through their own tests; a
+    drop test that rejects on it is reported with this clause (:attr:`Headline.caveat
+    <metrics_core.monitoring.decision.Headline>`), so the reason is never read as a measured drop.
+
+    Parameters
+    ----------
+    metrics : dict
+        The estimate's metrics (``estimated/reliable``, ``estimated/degenerate``,
+        ``estimated/score_shift``, ``estimated/support_share``).
+
+    Returns
+    -------
+    str
+        ``""`` unless ``estimated/reliable`` is 0; else ``"UNRELIABLE: degenerate scores ..."`` or
+        ``"UNRELIABLE: scores moved beyond the reference's calibration (...)"`` with the own-score
+        shift and the support share.
+
+    Examples
+    --------
+    >>> unreliable_note({"estimated/reliable": 1.0})
+    ''
+    >>> unreliable_note({"estimated/reliable": 0.0, "estimated/degenerate": 1.0})
+    'UNRELIABLE: degenerate scores (most rows share one score the reference rarely gave)'
+    >>> unreliable_note({"estimated/reliable": 0.0, "estimated/degenerate": 0.0, "estimated/score_shift": 0.097,
+    ...                  "estimated/support_share": 0.8})
+    "UNRELIABLE: scores moved beyond the reference's calibration (shift 0.097, 80% of rows in covered score bins)"
+    """
+    if metrics.get(f"{PREFIX}reliable") != 0.0:
+        return ""
+    if metrics.get(f"{PREFIX}degenerate") == 1.0:
+        return "UNRELIABLE: degenerate scores (most rows share one score the reference rarely gave)"
+    shift, share = metrics.get(f"{PREFIX}score_shift", math.nan), metrics.get(f"{PREFIX}support_share", math.nan)
+    return ("UNRELIABLE: scores moved beyond the reference's calibration "
+            f"(shift {shift:.3f}, {share:.0%} of rows in covered score bins)")
 
 
 #: The estimated share of each class among the period's labels: ``prevalence_estimated/<class>``
@@ -440,7 +483,8 @@ def shift_metrics(est: Estimate, names: list[str], level: float = 0.95) -> dict[
         p-values behind the choice (:func:`~metrics_core.monitoring.label_shift.choose_shift`);
         ``prevalence_estimated/<class>``: the expected share of the class among the period's
         labels (row sums of the expected confusion: the adjusted posteriors' mean under label
-        shift), with its interval over the replicates (nan without rows).
+        shift), with its interval from the replicates' shares
+        (:func:`~metrics_core.intervals.replicate_interval`; nan without rows).
     """
     out: dict[str, float] = {}
     if est.shift is not None:
@@ -451,9 +495,8 @@ def shift_metrics(est: Estimate, names: list[str], level: float = 0.95) -> dict[
     n = est.expected.sum()
     if est.shares is None or n <= 0:
         return out
-    alpha = (1 - level) / 2
     point = est.expected.sum(axis=1) / n
-    lo, hi = np.quantile(est.shares / est.shares.sum(axis=-1, keepdims=True), [alpha, 1 - alpha], axis=0)
+    lo, hi = replicate_interval(point, est.shares / est.shares.sum(axis=-1, keepdims=True), level, (0.0, 1.0))
     for j, name in enumerate(names):
         out.update({f"{LABEL_SHARE}{name}": float(point[j]), f"{LABEL_SHARE}{name}_ci_low": float(lo[j]),
                     f"{LABEL_SHARE}{name}_ci_high": float(hi[j])})

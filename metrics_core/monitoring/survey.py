@@ -27,6 +27,7 @@ import polars as pl
 
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.errors import InputError
+from metrics_core.intervals import metric_range
 from metrics_core.monitoring.sample import SampleStats, expansion
 from metrics_core.sampling import _allocate, _z, sample_size
 from metrics_core.undefined import UndefinedMetricWarning, _caller_stacklevel
@@ -34,11 +35,6 @@ from metrics_core.undefined import UndefinedMetricWarning, _caller_stacklevel
 __all__ = ["design_confusion", "design_metric", "design_metrics", "model_assisted_metric",
            "model_assisted_metrics", "next_sample", "NextSample",
            "SampleWarning"]
-
-#: Metrics outside [0, 1], and their range (every other count-based metric is a rate in [0, 1]).
-_RANGES = {"mcc": (-1.0, 1.0), "cohen_kappa": (-1.0, 1.0), "cccsmf_accuracy": (-math.inf, 1.0),
-           "kl_divergence": (0.0, math.inf), "n": (0.0, math.inf), "tp": (0.0, math.inf),
-           "fp": (0.0, math.inf), "fn": (0.0, math.inf), "tn": (0.0, math.inf)}
 
 
 class SampleWarning(UserWarning):
@@ -143,7 +139,7 @@ def _interval(value: float, var: float, metric: str, level: float) -> tuple[floa
     """value ± z sqrt(var), clipped to the metric's range; (nan, nan) when undefined."""
     if not (math.isfinite(value) and math.isfinite(var)):
         return math.nan, math.nan
-    lo, hi = _RANGES.get(metric, (0.0, 1.0))
+    lo, hi = metric_range(metric)
     half = float(_z(level)) * math.sqrt(max(var, 0.0))
     return max(lo, value - half), min(hi, value + half)
 

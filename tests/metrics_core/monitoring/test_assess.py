@@ -218,3 +218,26 @@ def test_a_third_class_in_a_binary_reference_says_where_each_class_is(null_predi
                 r"2 in 1 \(first: row 3\); 7 in 1 row\(s\) of column 'prediction' \(first: row 5\)\.$")
     with pytest.raises(InputError, match=expected):
         mon.assess_period(ref, cur, task="binary", positive_class=1, report_options={"n_boot": 0})
+
+
+def test_the_drop_of_an_estimate_flagged_unreliable_says_so_in_its_reason():
+    """Every score 1/3 and every prediction 'bread', no labels: the estimated balanced accuracy fell
+    0.76 and the reason read as a plain drop, while the command line and the description marked the
+    estimate unreliable. The reason, its one-line summary and its stored record now carry the flag."""
+    rng = np.random.default_rng(0)
+    labels = np.array(["bread", "milk", "beer"])
+    y = rng.integers(0, 3, 3000)
+    x = rng.standard_normal((3000, 3))
+    x[np.arange(3000), y] += 1.5
+    s = np.exp(1.5 * x)
+    s /= s.sum(axis=1, keepdims=True)
+    ref = mon.update("multiclass", labels, mon.Bins(), s.argmax(axis=1), label_idx=y, scores=s)
+    broken = mon.update("multiclass", labels, mon.Bins(), np.zeros(600, dtype=int), scores=np.full((600, 3), 1 / 3))
+    out = mon.assess_period(ref, broken, report_options={"n_boot": 20})
+    assert out.metrics["estimated/reliable"] == 0.0 and out.metrics["estimated/degenerate"] == 1.0
+    (drop,) = [r for r in out.decision.reasons if r.kind == "headline"]
+    assert drop.summary == (f"estimated/balanced_accuracy fell {drop.effect:.3f} below the reference "
+                            f"{drop.reference:.3f} (now {drop.current:.3f}), UNRELIABLE: degenerate scores "
+                            "(most rows share one score the reference rarely gave)")
+    assert drop.text.startswith(drop.summary + " (threshold 0.05; p_adj=")
+    assert mon.Reason.from_dict(drop.to_dict()).text == drop.text

@@ -89,21 +89,16 @@ def test_the_shift_chosen_follows_the_simulated_shift(task):
         assert chosen.count(model) >= 7, (kind, chosen)
 
 
-#: The coverage each kind reaches at least. Stable 5-class periods (the reference's map alone, a
-#: path this module does not change) cover 0.85 on seeds 0-39 with 100 replicates, under the 0.88
-#: goal, from the noise of percentiles of 100 draws (400 replicates: 0.91 over seeds 0-79);
-#: docs/label-lag.md reports it as open.
-_MIN_COVER = {("multiclass", "stable"): 0.84}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("task, kind", [(t, k) for t in ("binary", "multiclass") for k in KINDS if k != "label"])
 def test_coverage_and_error_per_kind_over_40_seeds(task, kind):
     """The goals of docs/label-lag.md per kind: 95 % coverage of accuracy >= 0.88, error <= 0.01
-    (label shift: test_label_shift_coverage_and_error_over_40_seeds, on the same seeds)."""
+    (label shift: test_label_shift_coverage_and_error_over_40_seeds, on the same seeds). The
+    2.5/97.5 % percentiles of the 100 replicates covered the stable five-class accuracy in 0.85 of
+    these periods; the point +/- t s_B of the replicates covers 0.90."""
     cover, mae, _, _ = _coverage(task, kind, range(40), n_boot=100)
     print(task, kind, cover, mae)
-    assert cover["accuracy"] >= _MIN_COVER.get((task, kind), 0.88) and mae["accuracy"] <= 0.01, (cover, mae)
+    assert cover["accuracy"] >= 0.88 and mae["accuracy"] <= 0.01, (cover, mae)
 
 
 def test_a_broken_scoring_step_gives_a_flagged_estimate_not_a_confident_one():
