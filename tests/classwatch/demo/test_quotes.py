@@ -1,4 +1,4 @@
-"""classwatch.demo.quotes: each quote's retailer is the store its title starts with; one retailer's new titles; its pack sizes in kilograms."""
+"""classwatch.demo.quotes: a quote's retailer is its title's store; one retailer's new titles; one's pack sizes in kg."""
 
 from __future__ import annotations
 
