@@ -181,11 +181,12 @@ def plot_features(frame: pl.DataFrame, thresholds: Mapping[str, float], path, *,
     tested, alerting = frame["n_features_tested"].to_numpy(), frame["n_features_alerting"].to_numpy()
     bars = ax.bar(x, np.nan_to_num(alerting), width=0.6, color=_RED, alpha=0.8, zorder=3)
     line = ax.plot(x, tested, marker="_", markersize=14, linestyle="none", color=_GREY, zorder=4)[0]
-    ax.set_ylim(0, max(1.0, float(np.nanmax(np.concatenate([tested, alerting, [0.0]])))) * 1.3)
+    ax.set_ylim(0, max(1.0, float(np.nanmax(np.concatenate([tested, alerting, [0.0]])))) * 1.6)
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_ylabel("features", fontsize=8)
     ax.grid(True, axis="y", color="#eeeeee", linewidth=0.6, zorder=0)
-    ax.legend([bars, line], ["features alerting", "features tested"], loc="upper left", fontsize=7, framealpha=0.9)
+    ax.legend([bars, line], ["features alerting", "features tested"], loc="upper left", ncol=2, fontsize=7,
+              framealpha=0.9)
     ax.set_xticks(x, periods, rotation=45 if len(periods) > 6 else 0, ha="right" if len(periods) > 6 else "center",
                   fontsize=8)
     ax.set_xlabel("period")
