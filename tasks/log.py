@@ -21,8 +21,8 @@ from tasks.config import sources
 from tasks.config.spec import RunSpec
 from tasks.metric_names import mlflow_metrics, semantic_metrics
 from tasks.monitor import Assessment, History, Logged, Plan
-from tasks.render.markdown import alert_markdown, parent_note, period_note, summary_markdown
 from tasks.render.feature_panel import FEATURE_PLOT, PANELS, feature_frame, plot_features
+from tasks.render.markdown import alert_markdown, parent_note, period_note, summary_markdown
 from tasks.render.report_page import parent_report, period_report
 from tasks.store.keys import MAP_FILE, map_text
 from tasks.store.mlflow import MlflowStore, RunContent, ui_link

@@ -87,8 +87,8 @@ def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None, retitl
     brand or none, a product noun of the class (10 % from another class), a size. Prices are
     lognormal around the class median, scaled by the size; expenditure weight = price x quantity.
     The ``retailer`` is the title's store; the ``retitled`` retailer's nouns are codes (:func:`_code`).
-    ``pack_size`` is one of the sizes of the quote's class (:data:`PACK_SIZES`), drawn after every
-    other column (so the other columns are those of a frame without it); the ``pack_in_kilograms``
+    ``pack_size`` is one of the sizes of the quote's class (:data:`PACK_SIZES`; the title's size is
+    drawn apart, as the title's other parts are), drawn after every other column (so the other columns are those of a frame without it); the ``pack_in_kilograms``
     retailer's pack sizes are given in kilograms and litres.
     """
     rng = np.random.default_rng(seed)
