@@ -21,6 +21,7 @@ from tasks.config import sources
 from tasks.config.spec import RunSpec
 from tasks.metric_names import mlflow_metrics, semantic_metrics
 from tasks.monitor import Assessment, History, Logged, Plan
+from tasks.render.feature_panel import FEATURE_PLOT, PANELS, feature_frame, plot_features
 from tasks.render.markdown import alert_markdown, parent_note, period_note, summary_markdown
 from tasks.render.report_page import parent_report, period_report
 from tasks.store.keys import MAP_FILE, map_text
@@ -158,6 +159,27 @@ def _plot(spec: RunSpec, history: History, period: str, a: Assessment, folder: P
               "dashed: practical threshold; red: alert raised by this panel's test")
 
 
+def feature_series(history: History, period: str, a: Assessment) -> pl.DataFrame | None:
+    """The input features' summary per period (:func:`tasks.render.feature_panel.feature_frame`): the
+    logged periods' metrics read back under their semantic keys and their reason records (from
+    ``history``), and the period at hand; None when no period watched features."""
+    runs = {p: (semantic_metrics(run.metrics), reasons_from_tags(run.tags))
+            for p, run in history.periods.items() if p != period}
+    runs[period] = (a.metrics, a.assessment.reasons)
+    order = sorted(runs, key=sources.period_index)
+    return feature_frame(order, [runs[p][0] for p in order], [runs[p][1] for p in order])
+
+
+def _feature_plot(spec: RunSpec, frame: pl.DataFrame | None, folder: Path) -> Path | None:
+    if frame is None:
+        return None
+    policy = AlertPolicy.of(spec.alerts)
+    alerting = int((frame["n_features_alerting"].fill_nan(0) > 0).sum())
+    return plot_features(frame, {p.metric: getattr(policy, p.policy_field) for p in PANELS}, folder / FEATURE_PLOT,
+                         title=f"{spec.name}: input features over periods, {alerting} with a feature alerting\n"
+                               "largest effect of each family of tests; red: alert, with the features it names")
+
+
 def _period_ms(period: str) -> int:
     start = sources.period_bounds(period)[0]  # the first day of a month, ISO week or day
     return int(datetime(start.year, start.month, start.day, tzinfo=timezone.utc).timestamp() * 1000)
@@ -234,14 +256,17 @@ def log_period(spec: RunSpec, store: MlflowStore, plan: Plan, a: Assessment, his
             text = content.texts["alert.md"] = alert_markdown(spec.name, plan.period, a.assessment.decision, run_id,
                                                                store.tracking_uri, store.experiment_id())
         plot = _plot(spec, history, plan.period, a, Path(tmp))
-        content.texts[REPORT_PAGE] = period_report(spec.name, plan.period, a.assessment, a.metrics, plot)
+        features = feature_series(history, plan.period, a)
+        feature_plot = _feature_plot(spec, features, Path(tmp))
+        content.texts[REPORT_PAGE] = period_report(spec.name, plan.period, a.assessment, a.metrics, plot, feature_plot)
         store.write(run_id, content)
         store.log_batches(parent_id, parent_series(a.series, a.assessment.headline_metric),
                           tags=_parent_tags(spec, plan, history, a.assessment.alert, run_id, store.experiment_id()),
                           step=content.step, timestamp_ms=content.timestamp_ms)
-        page = parent_report(spec.name, period_rows(history, plan.period, a), plot)
+        page = parent_report(spec.name, period_rows(history, plan.period, a), plot, features, feature_plot)
         texts = {REPORT_PAGE: page} | ({MAP_FILE: map_text(a.class_keys)} if a.class_keys else {})  # its series' keys
-        store.log_artifacts(parent_id, texts=texts, files={plot.name: plot})
+        store.log_artifacts(parent_id, texts=texts,
+                            files={plot.name: plot} | ({feature_plot.name: feature_plot} if feature_plot else {}))
     return Logged(run_id, parent_id, store.experiment_id(), text)
 
 

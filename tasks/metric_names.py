@@ -88,8 +88,10 @@ def semantic_key(name: str) -> str:
 
     >>> [semantic_key(mlflow_key(k, "f1")) for k in ("alert", "f1_floor", "perf/f1", "ece", "a/b", "segments/tested")]
     ['alert', 'f1_floor', 'perf/f1', 'ece', 'a/b', 'segments/tested']
+    >>> semantic_key(safe_key(mlflow_key("max_feature_shift")))  # as the store writes it: "(" and ")" become "_"
+    'max_feature_shift'
     """
-    back = {v: k for k, v in fixed().items()}
+    back = {safe_key(v): k for k, v in fixed().items()} | {v: k for k, v in fixed().items()}
     if name in back:
         return back[name]
     for semantic, logged in sorted(prefixes(), key=lambda pair: -len(pair[1])):  # "shift labelled " before "shift "

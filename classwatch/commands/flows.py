@@ -19,7 +19,7 @@ from rich.table import Table
 
 from classwatch.commands.errors import BAD_INPUT, FAILED, INTERRUPTED, debug, exit_code, fail, message, quiet_prefect
 from classwatch.commands.evaluate import Task, checked_positive_class
-from classwatch.commands.summary import alert_table, estimated_line, next_sample_line, reason_lines
+from classwatch.commands.summary import alert_table, estimated_line, feature_lines, next_sample_line, reason_lines
 
 console = Console(highlight=False)
 
@@ -79,7 +79,8 @@ def demo(
     unequal prevalence, prices, expenditure weights), trains a logistic regression and a naive
     Bayes classifier on the titles and registers both in MLflow, then runs the three Prefect
     flows: evaluate_model on the test set, monitor_period for each of 12 monthly deliveries
-    (prevalence and prices shift from month 8, so alerts fire from 2024-08 on), and
+    (prevalence and prices shift from month 8, so alerts fire from 2024-08 on; in 2024-09 one
+    retailer's pack sizes come in kilograms), and
     compare_models on the two models. Everything goes to the MLflow store in this folder
     (sqlite:///mlflow.db unless MLFLOW_TRACKING_URI is set); open it with `classwatch ui`.
     """
@@ -112,6 +113,8 @@ def demo(
                   f"{int(cmp['metrics'].get('n_rejected', 0))} of {len(cmp.get('tests', []))} corrected tests reject.")
     shifted = [p.period for p in result.periods if p.alert]
     console.print(f"Alerts in {len(shifted)} of {len(result.periods)} months: {', '.join(shifted) or 'none'}.")
+    for line in feature_lines(result.periods):
+        console.print(line, soft_wrap=True)
     console.print(estimated_line(result.periods))
     for p in result.periods:
         if next_sample_line(p):

@@ -48,6 +48,25 @@ def reason_lines(result, most: int = MOST_REASONS) -> list[str]:
     return lines
 
 
+def feature_lines(periods: list) -> list[str]:
+    """The reasons an input feature gave, one line per alerting period that has any (``feature`` kinds:
+    :mod:`metrics_core.monitoring.kinds.features`), as the table's strongest reason may be another
+    test's; [] when no feature alerted.
+
+    >>> from types import SimpleNamespace
+    >>> from metrics_core.monitoring import Reason, TestKey
+    >>> r = Reason(TestKey("feature_numeric", "pack_size"), 0.256, 0.1, 1e-70, 485.6, 415.2)
+    >>> feature_lines([SimpleNamespace(period="2024-09", reasons=(r,))])
+    ['Input features: 2024-09 feature pack_size: distribution shifted, mean 485.6 -> 415.2, Wasserstein 0.256 reference SDs >= 0.1.']
+    """
+    lines = []
+    for p in periods:
+        named = [r.summary for r in p.reasons if r.kind.startswith("feature")]
+        if named:
+            lines.append(f"Input features: {p.period} {escape('; '.join(named))}.")
+    return lines
+
+
 #: Strata the "label next period" line names (the rest are in the run's next_sample.json).
 MOST_STRATA = 4
 

@@ -38,6 +38,15 @@ SIZES = (("250g", 0.6), ("400g", 0.9), ("500g", 1.0), ("750g", 1.4), ("1kg", 1.8
          ("1L", 1.0), ("2L", 1.7), ("330ml", 0.5))
 #: Share of titles that borrow a noun from another class (the classifier's honest confusion).
 CONFUSION = 0.10
+#: class -> the pack sizes its products come in, in grams or millilitres (pints of milk: 568 ml). Soft
+#: drinks' packs are larger than most, but not so much that their share rising by 8 points moves the
+#: pack sizes past the feature threshold (their Wasserstein shift stays under a third of it).
+PACK_SIZES: dict[str, tuple[int, ...]] = {
+    "bread_cereals": (375, 400, 500, 750, 800, 1000), "meat": (227, 300, 400, 454, 500, 750),
+    "fish": (145, 200, 240, 300, 400), "dairy_eggs": (150, 250, 350, 400, 500, 568, 1136),
+    "oils_fats": (250, 500, 750, 1000), "fruit": (150, 400, 500, 600, 1000), "vegetables": (200, 250, 500, 750, 1000),
+    "sugar_sweets": (45, 110, 200, 340, 454), "coffee_tea": (100, 200, 227, 250, 500),
+    "soft_drinks": (200, 250, 330, 500, 750, 1000)}
 
 
 @dataclass(frozen=True)
@@ -45,7 +54,9 @@ class Shift:
     """What changes from ``from_month`` on: one class's prevalence (absolute change) and one
     class's prices (relative change); from ``retitle_month`` on, one retailer's titles
     (``retitled_retailer`` writes its product nouns as short upper-case codes, "WHOBRE" for
-    "wholemeal bread", which the classifier never saw)."""
+    "wholemeal bread", which the classifier never saw); in ``pack_month`` only, one retailer's
+    feed gives its pack sizes in kilograms and litres instead of grams and millilitres (``pack_retailer``:
+    its ``pack_size`` values are 1,000 times smaller, and nothing else of its quotes changes)."""
 
     from_month: int = 8
     prevalence_class: str = "soft_drinks"
@@ -54,6 +65,8 @@ class Shift:
     price_change: float = 0.20
     retitle_month: int = 11
     retitled_retailer: str = "Aldi"
+    pack_month: int = 9
+    pack_retailer: str = "Lidl"
 
 
 def class_list() -> list[str]:
@@ -65,14 +78,18 @@ def _code(noun: str) -> str:
     return "".join(w[:3] for w in noun.split()).upper()
 
 
-def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None, retitled: str | None = None
-           ) -> pl.DataFrame:
-    """``n`` price quotes of one month: id, title, retailer, label, price, weight (expenditure), period.
+def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None, retitled: str | None = None,
+           pack_in_kilograms: str | None = None) -> pl.DataFrame:
+    """``n`` price quotes of one month: id, title, retailer, label, price, weight (expenditure),
+    pack_size (grams or millilitres), period.
 
     Titles read like "Tesco Finest Mature Cheddar 400g": store, optional marketing word, a class
     brand or none, a product noun of the class (10 % from another class), a size. Prices are
     lognormal around the class median, scaled by the size; expenditure weight = price x quantity.
     The ``retailer`` is the title's store; the ``retitled`` retailer's nouns are codes (:func:`_code`).
+    ``pack_size`` is one of the sizes of the quote's class (:data:`PACK_SIZES`; the title's size is
+    drawn apart, as the title's other parts are), drawn after every other column (so the other columns are those of a frame without it); the ``pack_in_kilograms``
+    retailer's pack sizes are given in kilograms and litres.
     """
     rng = np.random.default_rng(seed)
     names = list(CLASSES)
@@ -103,8 +120,12 @@ def quotes(n: int, seed: int, period: str, *, shift: Shift | None = None, retitl
         median = np.where(np.asarray(names)[y] == shift.price_class, median * (1 + shift.price_change), median)
     price = np.round(np.maximum(median * factor * np.exp(0.3 * rng.standard_normal(n)), 0.1), 2)
     weight = np.round(price * np.exp(1.2 + 0.8 * rng.standard_normal(n)), 2)
+    packs = [PACK_SIZES[c] for c in names]
+    pack = np.array([packs[c][i % len(packs[c])] for c, i in zip(y, rng.integers(0, 1000, n))], dtype=np.float64)
+    if pack_in_kilograms is not None:
+        pack = np.where(store == pack_in_kilograms, pack / 1000.0, pack)
     return pl.DataFrame({"id": [f"{period}-{i:06d}" for i in range(n)], "title": title, "retailer": store,
-                         "label": np.asarray(names)[y], "price": price, "weight": weight,
+                         "label": np.asarray(names)[y], "price": price, "weight": weight, "pack_size": pack,
                          "period": [period] * n})
 
 

@@ -102,8 +102,8 @@ def _scored(frame: pl.DataFrame, pipe, classes: list[str]) -> pl.DataFrame:
 def write_data(out_dir: Path, rows_per_month: int, seed: int) -> dict:
     """The training era (4 stable months) split 50/25/25 into train / validation / test by product
     title (a title is in one split only, so test rows never repeat a training product: no
-    leakage), and 12 monthly deliveries with a prevalence and price shift from month 8 and one
-    retailer's new titles from month 11."""
+    leakage), and 12 monthly deliveries with a prevalence and price shift from month 8, one
+    retailer's pack sizes in kilograms in month 9 only, and one retailer's new titles from month 11."""
     data = out_dir / "data"
     (data / "deliveries").mkdir(parents=True, exist_ok=True)
     era = history(TRAIN_MONTHS, rows_per_month * 3 // 4, seed)
@@ -111,7 +111,8 @@ def write_data(out_dir: Path, rows_per_month: int, seed: int) -> dict:
     splits = {"train": era.filter(part < 2), "validation": era.filter(part == 2), "test": era.filter(part == 3)}
     shift = Shift()
     months = {m: quotes(rows_per_month, seed + 100 + i, m, shift=shift if i + 1 >= shift.from_month else None,
-                        retitled=shift.retitled_retailer if i + 1 >= shift.retitle_month else None)
+                        retitled=shift.retitled_retailer if i + 1 >= shift.retitle_month else None,
+                        pack_in_kilograms=shift.pack_retailer if i + 1 == shift.pack_month else None)
               for i, m in enumerate(MONTHS)}
     return {"dir": data, "splits": splits, "months": months, "shift": shift}
 
@@ -125,7 +126,7 @@ def demo_spec(out_dir: Path, tracking_uri: str) -> dict:
         "ground_truth": "Synthetic: the class each quote was generated from.",
         "data": {"train": str(data / "train.parquet"), "test": str(data / "test.parquet"),
                  "reference": str(data / "reference.parquet"), "current": str(data / "deliveries" / "{period}.parquet")},
-        "columns": {"features": ["title"], "price": "price", "weight": "weight", "design_weight": "design_weight",
+        "columns": {"features": ["title", "pack_size"], "price": "price", "weight": "weight", "design_weight": "design_weight",
                     "segments": ["retailer"]},
         "mlflow": {"experiment": EXPERIMENT, "tracking_uri": tracking_uri},
         "n_boot": 300,

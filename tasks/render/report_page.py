@@ -11,8 +11,10 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
+from tasks.render.feature_panel import feature_table
+
 __all__ = ["period_page", "parent_page", "period_report", "parent_report", "headline_lines", "thin_table",
-           "png_data_uri", "MAX_BYTES", "MAX_ROWS"]
+           "png_data_uri", "MAX_BYTES", "MAX_ROWS", "FEATURES_CAPTION"]
 
 #: The page's size limit: MLflow's artifact view loads the whole file into an iframe.
 MAX_BYTES = 2_000_000
@@ -176,7 +178,7 @@ def period_page(title: str, verdict: str, reasons: Sequence[str], notes: Sequenc
 
 
 def parent_page(title: str, periods: pl.DataFrame, images: Mapping[str, bytes | Path] | None = None, *,
-                max_rows: int = 120, max_bytes: int = MAX_BYTES) -> str:
+                features: pl.DataFrame | None = None, max_rows: int = 120, max_bytes: int = MAX_BYTES) -> str:
     """The report page across periods: one row per period (newest ``max_rows``) and the over-time panels.
 
     Parameters
@@ -187,6 +189,9 @@ def parent_page(title: str, periods: pl.DataFrame, images: Mapping[str, bytes | 
         One row per period, in time order (period, verdict, rows, headline, reasons, ...).
     images : mapping of str to bytes or Path, optional
         Caption -> PNG, embedded as data URIs.
+    features : polars.DataFrame, optional
+        One row per period, in time order, of the input features' logged summary
+        (:func:`tasks.render.feature_panel.feature_table`), shown after the periods (newest first).
 
     Returns
     -------
@@ -198,6 +203,9 @@ def parent_page(title: str, periods: pl.DataFrame, images: Mapping[str, bytes | 
         body = [f"<h1>{escape(title)}</h1>"]
         body += [f"<h2>{escape(cap)}</h2><img alt=\"{escape(cap)}\" src=\"{uri}\">" for cap, uri in uris.items()]
         body.append(_table_html("periods", shown.reverse(), shown.height))
+        if features is not None:
+            recent = features.tail(rows)
+            body.append(_table_html("input features per period", recent.reverse(), recent.height))
         return _document(title, body)
 
     return _fit(build, max_rows, images or {}, max_bytes)
@@ -233,17 +241,29 @@ def headline_lines(metrics: Mapping[str, float], metric: str, n_labelled: int | 
     return out
 
 
-def period_report(model: str, period: str, assessment, metrics: Mapping[str, float], plot: Path | None) -> str:
+#: The caption of the input features' panel (:mod:`tasks.render.feature_panel`) on the pages.
+FEATURES_CAPTION = "input features over time"
+
+
+def _images(plot: Path | None, feature_plot: Path | None) -> dict[str, Path]:
+    return {k: v for k, v in (("over time", plot), (FEATURES_CAPTION, feature_plot)) if v is not None}
+
+
+def period_report(model: str, period: str, assessment, metrics: Mapping[str, float], plot: Path | None,
+                  feature_plot: Path | None = None) -> str:
     """:func:`period_page` of a monitored period (:class:`metrics_core.monitoring.PeriodAssessment`,
-    its semantic ``metrics``, the over-time PNG ``plot``)."""
+    its semantic ``metrics``, the over-time PNG ``plot`` and the input features' ``feature_plot``)."""
     d = assessment.decision
     head = assessment.headline
     lines = headline_lines(metrics, assessment.headline_metric, head.n_labelled if head is not None else None)
     return period_page(f"{model}: period {period}", d.verdict, d.texts, d.notes, lines, assessment.tables,
-                       {"over time": plot} if plot is not None else None)
+                       _images(plot, feature_plot))
 
 
-def parent_report(model: str, rows: Sequence[Mapping], plot: Path | None) -> str:
-    """:func:`parent_page` of a model's monitoring: ``rows`` one mapping per period (in time order)."""
+def parent_report(model: str, rows: Sequence[Mapping], plot: Path | None, features: pl.DataFrame | None = None,
+                  feature_plot: Path | None = None) -> str:
+    """:func:`parent_page` of a model's monitoring: ``rows`` one mapping per period (in time order);
+    ``features`` the input features' panel table (:func:`tasks.render.feature_panel.feature_frame`)
+    and ``feature_plot`` its PNG, when features are watched."""
     return parent_page(f"{model}: monitoring across periods", pl.DataFrame(list(rows), infer_schema_length=None),
-                       {"over time": plot} if plot is not None else None)
+                       _images(plot, feature_plot), features=None if features is None else feature_table(features))

@@ -117,6 +117,8 @@ def test_demo_alerts_in_the_shifted_months_only(tmp_path, monkeypatch):
                for r in mlflow_runs(store, "classwatch-demo", kind="monitor") if "classwatch.period" in r.data.tags}
     assert periods == {f"2024-{m:02d}": "retrain" if m >= 8 else "none" for m in range(1, 13)}
     assert "Alerts in 5 of 12 months: 2024-08, 2024-09, 2024-10, 2024-11, 2024-12" in result.output
+    # the pack-size drift of 2024-09 is named, though the month's strongest reason is another test's
+    assert "Input features: 2024-09 feature pack_size: distribution shifted" in " ".join(result.output.split())
     assert "classwatch ui" in result.output
     plots = {p.name for p in (tmp_path / "demo-output" / "plots").iterdir()}
     assert {"evaluation_roc.png", "evaluation_pr.png", "evaluation_confusion.png",
