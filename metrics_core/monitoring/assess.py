@@ -308,7 +308,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     impact = price_impact_binned(tested, p.alpha)
     if impact is not None:
         tables["price_impact.json"] = impact
-    if cur_report is not None and cur_report.per_class is not None and not (sample is not None and sample.unequal):
+    if sample is not None and sample.per_class is not None:  # unequal weights: estimated for the delivery
+        tables["per_class_performance.json"] = sample.per_class
+    elif cur_report is not None and cur_report.per_class is not None:
         tables["per_class_performance.json"] = cur_report.per_class
     if sample is not None and sample.next_sample is not None:
         tables["next_sample.json"] = sample.next_sample

@@ -398,8 +398,14 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
                        threshold=threshold)
     on = label_idx >= 0
     bin_idx, n_bins = sample_bins(bins, scores, pred_idx, task)
+    prices = {}
+    if price is not None and labels.size <= MAX_CELL_CLASSES:  # the Annex E cells, weighted by the design
+        price_idx = np.zeros(pred_idx.size, np.int64)
+        price_idx[on] = bins.price_index(price[on])
+        prices = {"price_idx": price_idx, "n_price_bins": bins.n_price_bins + 2}
     sample = sample_update(pred_idx, pred_idx, bin_idx, np.where(on, label_idx, -1), design_weight, None,
-                           strata=tuple(class_name(x) for x in labels), n_classes=labels.size, n_bins=n_bins)
+                           strata=tuple(class_name(x) for x in labels), n_classes=labels.size, n_bins=n_bins,
+                           **prices)
     if on.all():
         out = _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
                       threshold=threshold)

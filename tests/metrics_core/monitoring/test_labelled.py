@@ -13,6 +13,7 @@ from monitoring_data import LABELS, _frame, period_arrays
 from metrics_core import monitoring as mon
 from metrics_core.errors import InputError
 from metrics_core.monitoring import labelled
+from metrics_core.monitoring.kinds import TestKey
 from metrics_core.monitoring.sample import effective_sample_size
 from metrics_core.monitoring.survey import design_metric
 
@@ -109,8 +110,14 @@ def test_a_partly_labelled_period_is_estimated_for_the_whole_delivery(reference,
     assert np.abs(est - share).max() < 0.03
     assert np.abs(stats.prevalence("label") - share).max() > 0.1  # the raw sample is far off
     assert a.decision.verdict != "retrain", a.decision.texts
-    assert not any(k.kind in ("calibration", "price_false_positive", "price_false_negative", "price_label")
-                   for k in a.tests)
+    assert not any(k.kind == "calibration" for k in a.tests)
+    # the Annex E price cells are read weighted by the design, at their effective sizes: no price alarm
+    cells = {k: t for k, t in a.tests.items() if k.kind in ("price_false_positive", "price_false_negative",
+                                                              "price_label")}
+    assert {k.kind for k in cells} == {"price_label", "price_false_positive", "price_false_negative"}
+    label = cells[TestKey("price_label", LABELS[0])]
+    assert 0 < label.details["n_current"] <= stats.label_counts[0]  # Kish: at most the labelled rows
+    assert not any(r.key.kind.startswith("price") for r in a.reasons)
     # what to label next: one row per stratum, its sum logged
     table = a.tables["next_sample.json"]
     assert table["stratum"].to_list() == list(LABELS) and table["rows"].sum() == 30_000
