@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from metrics_core.drift.distances import _threshold_verdict
-from metrics_core.drift.distributions import _Dist, _dist
+from metrics_core.drift.distributions import _at_size, _Dist, _dist
 from metrics_core.drift.kolmogorov import ks_pvalue
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _verdict
@@ -136,19 +136,6 @@ def ks(reference, current, *, alpha: float = 0.05, threshold: float | None = Non
             return _ks(_merge(ref, cur), (float(ref.total), float(cur.total)), alpha, threshold, sizes)
     ref, cur = _integer_counts(ref, cur)
     return _ks(_merge(ref, cur), (int(ref.total), int(cur.total)), alpha, threshold)
-
-
-def _at_size(d: _Dist, n: float, name: str) -> _Dist:
-    """The distribution's counts rescaled to sum to ``n`` (an effective sample size); int64 when
-    that makes them whole numbers (to 1e-9), so equal weights give the unweighted test exactly."""
-    n = float(n)
-    if not (math.isfinite(n) and n > 0):
-        raise InputError(f"n_effective: the {name} effective sample size must be finite and > 0, got {n!r}.")
-    counts = d.counts * (n / float(d.total))
-    whole = np.rint(counts)
-    if np.all(np.abs(counts - whole) <= 1e-9 * max(n, 1.0)):
-        return _Dist(d.scores, whole.astype(np.int64))
-    return _Dist(d.scores, counts)
 
 
 def _integer_counts(*dists: _Dist) -> list[_Dist]:

@@ -32,7 +32,11 @@ def price_test(r: ScoreCounts, c: ScoreCounts, n_effective: tuple[float, float] 
     """KS on binned log10 prices; effect = relative price shift ``10**(±W) - 1``, W the
     Wasserstein-1 distance, signed by the change of the mean log price; details: KS D, medians,
     geometric-mean change. With ``n_effective`` the histograms may be weighted (a design-weighted
-    sample): the KS p-value is read at those effective sizes (:func:`metrics_core.drift.ks`)."""
+    sample): each is rescaled to its effective size (:func:`metrics_core.drift.at_effective_size`,
+    whole counts for equal weights, so the test is then the unweighted one exactly) and the KS
+    p-value read at those sizes (:func:`metrics_core.drift.ks`)."""
+    if n_effective is not None:
+        r, c = (drift.at_effective_size(x, n) for x, n in zip((r, c), n_effective))
     ks = drift.ks(r, c, n_effective=n_effective)
     w1 = drift.wasserstein(r, c, threshold=None).statistic
     shift = float(np.dot(c.scores, c.counts) / c.total - np.dot(r.scores, r.counts) / r.total)

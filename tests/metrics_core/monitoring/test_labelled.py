@@ -53,6 +53,11 @@ def test_sample_statistics_merge_to_those_of_one_pass():
         assert np.array_equal(getattr(whole.sample, field), getattr(merged.sample, field)), field
     assert np.allclose(whole.sample.dw, merged.sample.dw) and np.allclose(whole.sample.dw2, merged.sample.dw2)
     assert whole.sample.dw.sum() == pytest.approx((1 / RATES[pred][on]).sum())
+    # the design-weighted price cells (label, predicted, price bin) merge as well, and count the labelled rows
+    wp, mp = whole.sample.price_cells, merged.sample.price_cells
+    assert np.array_equal(wp.code, mp.code) and np.array_equal(wp.rows, mp.rows)
+    assert np.allclose(wp.dw, mp.dw) and np.allclose(wp.dw2, mp.dw2) and wp.rows.sum() == on.sum()
+    assert wp.dw.sum() == pytest.approx(whole.sample.dw.sum())
     assert np.array_equal(whole.performance.confusion.matrix, merged.performance.confusion.matrix)
     # label statistics are the labelled rows', the others every row's
     alone = mon.update("multiclass", LABELS, mon.Bins(), pred[on], label_idx=y[on], scores=s[on], price=price[on])
