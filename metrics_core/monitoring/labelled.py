@@ -17,13 +17,14 @@ from metrics_core.monitoring.decision import POWER, Headline
 from metrics_core.monitoring.period import PeriodStats
 from metrics_core.monitoring.policy import AlertPolicy
 from metrics_core.monitoring.sample import (DEFF_LIMIT, SampleStats, conditional_from_map, effective_sample_size,
-                                            unequal)
+                                            expansion, unequal)
+from metrics_core.significance import TestResult
 from metrics_core.formulas import per_class
 from metrics_core.monitoring.survey import (_interval, _linearised, _stratum_variances, _value_and_gradient,
                                             design_confusion, design_metric, model_assisted_metric, next_sample)
 
 __all__ = ["SampleAssessment", "DEFF_LIMIT", "is_sample", "unequal_weights", "without_labels", "sample_conditional",
-           "assess_sample", "PREFIX", "next_margin", "design_per_class"]
+           "assess_sample", "PREFIX", "next_margin", "design_per_class", "design_calibration_change"]
 
 #: Prefix of a labelled sample's own metrics in a period's metrics.
 PREFIX = "sample/"
@@ -93,6 +94,63 @@ def next_margin(policy: AlertPolicy) -> float:
     """
     se = policy.metric_drop / (float(norm.isf(policy.alpha)) + float(norm.isf(1 - POWER)))
     return float(norm.isf((1 - policy.level) / 2)) * se
+
+
+def design_calibration_change(cal_map: CalibrationMap, sample: SampleStats, task: str, *, n_bins: int = 10,
+                              n_boot: int = 50, seed: int = 0) -> dict[str, TestResult]:
+    """The calibration-change test of a labelled sample with unequal weights, weighted by the design.
+
+    Parameters
+    ----------
+    cal_map : CalibrationMap
+        The reference's calibration map.
+    sample : SampleStats
+        The period's labelled sample (strata: the predicted classes).
+    task : {"binary", "multiclass"}
+    n_bins : int
+        Fixed-width bins of the score compared (as :func:`~metrics_core.monitoring.estimate.calibration_change`).
+    n_boot, seed : int
+        Bootstrap replicates of the reference's map (its own sampling noise), and their seed.
+
+    Returns
+    -------
+    dict of str to TestResult
+        One test: ``top_label`` (multiclass: the prediction right, against the predicted class's
+        own score) or the positive class (binary: its label, against its score). The expected
+        positives come from the reference's map within each predicted class,
+        P(label | predicted k, score bin) (:func:`~metrics_core.monitoring.sample.conditional_from_map`):
+        the labelled rows are sampled by predicted class, so only a relation that conditions on it
+        holds among them. With a_i the weight a labelled row carries in the estimate of the delivery
+        (:func:`~metrics_core.monitoring.sample.expansion`), per bin O_b = Σ a_i 1[right],
+        E_b = Σ a_i p_i, variance Σ a_i² p_i (1 - p_i) plus the bootstrap variance of E_b over the
+        map's replicates; then the test of :func:`~metrics_core.monitoring.estimate.calibration_result`,
+        the rule on expected counts read at each bin's Kish effective size. For equal weights it is
+        the unweighted test of the same rows. Empty when the map's bins are not the sample's.
+        The one-vs-rest tests of each class's score are not given: they need every score of each
+        labelled row within its stratum, which the sample's statistics do not keep.
+    """
+    from metrics_core.monitoring.estimate import calibration_result
+
+    cond = sample_conditional(cal_map, task, sample)
+    if cond is None or not sample.key.size:
+        return {}
+    _, factor = expansion(sample)
+    h, k, b, y = sample.key.T
+    a, a2 = factor[h] * sample.dw, factor[h] ** 2 * sample.dw2
+    target = k if task == "multiclass" else np.ones_like(k)  # the label the score is the probability of
+    coarse = b * n_bins // sample.n_bins
+    rows, rows2 = (np.bincount(coarse, weights=x, minlength=n_bins) for x in (a, a2))
+    obs = np.bincount(coarse, weights=a * (y == target), minlength=n_bins)
+    p = cond[k, b, target]
+    exp = np.bincount(coarse, weights=a * p, minlength=n_bins)
+    var = np.bincount(coarse, weights=a2 * p * (1 - p), minlength=n_bins)
+    rng = np.random.default_rng(seed)
+    reps = [np.bincount(coarse, weights=a * conditional_from_map(dataclasses.replace(cal_map, cond=rep), task)[
+        k, b, target], minlength=n_bins) for rep in cal_map.bootstrap_conditionals(rng, n_boot)]
+    ref_var = np.var(reps, axis=0) if reps else np.zeros(n_bins)
+    scale = np.divide(rows, rows2, out=np.zeros(n_bins), where=rows2 > 0)
+    name = "top_label" if task == "multiclass" else str(sample.strata[1])
+    return {name: calibration_result(obs, exp, var + ref_var, rows, float(a.sum()), scale)}
 
 
 #: The per-class rates of :func:`design_per_class` given with a design-based interval.
