@@ -373,8 +373,9 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         A monitored period whose labels may be a sample: a negative ``label_idx`` marks an
         unlabelled row. ``sample`` then holds the design statistics
         (:func:`~metrics_core.monitoring.sample.sample_update`: strata = predicted classes, bins
-        of :func:`sample_bins`), the label statistics the labelled rows and every other statistic
-        all rows. A batch whose rows are all labelled gives the same statistics as without it,
+        of :func:`sample_bins`; with prices and at most ``MAX_CELL_CLASSES`` classes, the price
+        cells' design weights too), the label statistics the labelled rows and every other
+        statistic all rows. A batch whose rows are all labelled gives the same statistics as without it,
         plus ``sample``.
 
     Returns

@@ -82,10 +82,11 @@ def design_cells(current: PeriodStats) -> CellSums | None:
     CellSums or None
         Per (label, predicted class, price bin): Σ a and Σ a² over the labelled rows, a the weight
         a row carries in the estimate of the delivery (:func:`~metrics_core.monitoring.sample.expanded_cells`).
+        None too for a period judged without its labels (no ``label_counts``).
     """
     s = current.sample
-    if s is None or s.price_cells is None or not unequal(s):
-        return None
+    if s is None or s.price_cells is None or current.label_counts is None or not unequal(s):
+        return None  # (no label counts: a period, or segment, judged without its labels)
     return expanded_cells(s, s.price_cells)
 
 

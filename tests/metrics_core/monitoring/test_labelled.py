@@ -115,7 +115,9 @@ def test_a_partly_labelled_period_is_estimated_for_the_whole_delivery(reference,
     assert np.abs(est - share).max() < 0.03
     assert np.abs(stats.prevalence("label") - share).max() > 0.1  # the raw sample is far off
     assert a.decision.verdict != "retrain", a.decision.texts
-    assert not any(k.kind == "calibration" for k in a.tests)
+    # the calibration test weighted by the design: the top label's only, and no alarm
+    assert [k.cls for k in a.tests if k.kind == "calibration"] == ["top_label"]
+    assert not any(r.key.kind == "calibration" for r in a.reasons)
     # the Annex E price cells are read weighted by the design, at their effective sizes: no price alarm
     cells = {k: t for k, t in a.tests.items() if k.kind in ("price_false_positive", "price_false_negative",
                                                               "price_label")}
@@ -170,8 +172,8 @@ def test_the_sample_is_left_out_of_no_period_whose_labels_are_complete():
 
 def test_a_stratified_sample_without_design_weights_is_expanded_per_predicted_class(reference, partly_labelled):
     """The same stratified sample without its design weights: each predicted class's labelled rows stand for
-    its rows, so the estimate keeps covering the delivery, and the tests that read the labelled rows as they
-    are (over-sampled rare classes) are left out as with the weights."""
+    its rows, so the estimate keeps covering the delivery, and the tests that would read the labelled rows as
+    they are (over-sampled rare classes) are weighted by the design as with the weights."""
     from sklearn.metrics import balanced_accuracy_score
 
     part, y, pred = partly_labelled
@@ -183,7 +185,7 @@ def test_a_stratified_sample_without_design_weights_is_expanded_per_predicted_cl
     m = a.metrics
     assert m["balanced_accuracy_ci_low"] <= balanced_accuracy_score(y, pred) <= m["balanced_accuracy_ci_high"]
     assert abs(m["balanced_accuracy"] - balanced_accuracy_score(y, pred)) < 0.03
-    assert not any(k.kind == "calibration" for k in a.tests) and a.decision.verdict != "retrain"
+    assert [k.cls for k in a.tests if k.kind == "calibration"] == ["top_label"] and a.decision.verdict != "retrain"
     assert m["sample/effective_n"] < 0.8 * stats.n_labelled
 
 
