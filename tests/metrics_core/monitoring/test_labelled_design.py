@@ -92,3 +92,30 @@ def test_the_scale_of_equal_design_weights_does_not_matter(reference):
         "multiclass", n_boot=10)["top_label"] for w in (1.0, 7.3))
     assert a.statistic == pytest.approx(c.statistic, rel=1e-9) and a.p_value == pytest.approx(c.p_value, rel=1e-9)
     assert a.details["df"] == c.details["df"] > 0
+
+
+def test_the_per_class_table_of_a_sample_estimates_the_delivery():
+    """The design-weighted per-class table: for a stratified sample (3 % / 25 %) its recall and precision are
+    scikit-learn's on the labelled rows weighted by their expansion weights, and its interval of the rare
+    classes' recall covers the delivery's own; the labelled rows unweighted give another recall."""
+    from sklearn.metrics import precision_score, recall_score
+
+    from metrics_core.monitoring.labelled import design_per_class
+    from metrics_core.monitoring.sample import expansion
+
+    y, pred, s, on = (a[0] for a in _deliveries(1, 40_000, 4))
+    b, n_bins = sample_bins(Bins(), s, pred, "multiclass")
+    sample = sample_update(pred, pred, b, np.where(on, y, -1), 1 / RATES[pred], strata=tuple(LABELS), n_classes=K,
+                           n_bins=n_bins)
+    table = design_per_class(sample, LABELS)
+    _, factor = expansion(sample)
+    w = factor[pred[on]] / RATES[pred[on]]
+    kw = dict(labels=np.arange(K), average=None, zero_division=np.nan)
+    assert np.allclose(table["recall"].to_numpy(), recall_score(y[on], pred[on], sample_weight=w, **kw))
+    assert np.allclose(table["precision"].to_numpy(), precision_score(y[on], pred[on], sample_weight=w, **kw))
+    # precision is within a stratum (a predicted class), where the weights are equal; recall is not
+    assert not np.allclose(table["recall"].to_numpy(), recall_score(y[on], pred[on], **kw), atol=0.01)
+    truth = recall_score(y, pred, **kw)
+    low, high = table["recall_ci_low"].to_numpy(), table["recall_ci_high"].to_numpy()
+    assert np.all((low[5:] <= truth[5:]) & (truth[5:] <= high[5:]))
+    assert table["support"].sum() == pytest.approx(y.size)
