@@ -144,7 +144,8 @@ def _integer_counts(*dists: _Dist) -> list[_Dist]:
     for sc, name in zip(dists, ("reference", "current")):
         if sc.counts.dtype.kind == "f" and np.any(sc.counts != np.round(sc.counts)):
             raise InputError(f"{name}: the KS test needs unweighted (integer) counts; this statistic is "
-                             f"weighted. Use wasserstein for weighted distributions.")
+                             f"weighted. Use wasserstein for weighted distributions, or ks with n_effective= (their "
+                             f"effective sample sizes).")
         out.append(_Dist(sc.scores, sc.counts.astype(np.int64, copy=False)))
     return out
 

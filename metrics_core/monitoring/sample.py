@@ -8,8 +8,9 @@ module holds those statistics (:class:`SampleStats`), their per-batch update
 (:func:`sample_update`), the weight each labelled row carries in the estimate
 (:func:`expansion`) and Kish's effective sample size (:func:`effective_sample_size`); the
 labelled rows' design-weighted Annex E price cells (:class:`CellSums`, :func:`expanded_cells`)
-and whether the weights are unequal (:func:`unequal`); and, in the same layout, each row's score bin (:func:`score_bin`) and the reference calibration map's
-P(label | predicted class, score bin) (:func:`conditional_from_map`) for the model-assisted estimate.
+and whether the weights are unequal (:func:`unequal`); and, in the same layout, each row's score
+bin (:func:`score_bin`) and the reference calibration map's P(label | predicted class, score bin)
+(:func:`conditional_from_map`) for the model-assisted estimate.
 """
 
 from __future__ import annotations

@@ -146,7 +146,8 @@ def test_design_weighted_price_cells_hold_the_level_where_the_raw_cells_do_not(n
     fa_all, fa_label = _rate(weighted), _rate(weighted, label_keys)
     raw_label = _rate(raw, label_keys)
     print(f"false alarms at alpha 0.05 over {SEEDS} seeds: design-weighted {fa_all:.3f} (all {len(weighted)} "
-          f"price-cell tests), {fa_label:.3f} (labelled classes a-c); raw cells {_rate(raw):.3f} (labelled classes a-r), {raw_label:.3f}")
+          f"price-cell tests), {fa_label:.3f} (labelled classes a-c); raw cells {_rate(raw):.3f} (labelled "
+          f"classes a-r), {raw_label:.3f}")
     assert fa_all <= 0.08 and fa_label <= 0.08
     assert raw_label > 0.5  # the raw cells are biased: the over-sampled dearer rows read as a price rise
     # every test the raw cells run, the design runs (a group's effective size can fall under the minimum)
