@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple
 
@@ -49,6 +50,46 @@ def _from_score_counts(sc: ScoreCounts, name: str) -> _Dist:
         raise InputError(f"{name}: scores must be finite, distinct and ascending (build the statistic with "
                          f"value_distribution, ScoreCounts.of_values or merge).")
     return _Dist(scores, counts)
+
+
+def _at_size(d: _Dist, n: float, name: str) -> _Dist:
+    """The distribution's counts rescaled to sum to ``n`` (an effective sample size); int64 when
+    that makes them whole numbers (to 1e-9), so equal weights give the unweighted test exactly."""
+    n = float(n)
+    if not (math.isfinite(n) and n > 0):
+        raise InputError(f"n_effective: the {name} effective sample size must be finite and > 0, got {n!r}.")
+    counts = d.counts * (n / float(d.total))
+    whole = np.rint(counts)
+    if np.all(np.abs(counts - whole) <= 1e-9 * max(n, 1.0)):
+        return _Dist(d.scores, whole.astype(np.int64))
+    return _Dist(d.scores, counts)
+
+
+def at_effective_size(distribution, n: float) -> ScoreCounts:
+    """A weighted value distribution with its counts rescaled to sum to its effective sample size.
+
+    Parameters
+    ----------
+    distribution : array-like or ScoreCounts
+        Raw samples or a (weighted) value distribution.
+    n : float
+        Its effective sample size (e.g. Kish's (Σ w)² / Σ w² of a design-weighted sample), > 0.
+
+    Returns
+    -------
+    ScoreCounts
+        The same values, counts ``c * n / Σ c``: the distribution is unchanged, its total is ``n``.
+        The counts are integers when that makes them whole numbers (to 1e-9 of ``n``: equal
+        weights, or an unweighted distribution at its row count), so a test on them is exactly
+        the unweighted test.
+
+    Examples
+    --------
+    >>> at_effective_size(ScoreCounts(np.array([1.0, 2.0]), np.array([20.0, 60.0]), np.zeros(2, np.int64)), 4).pos
+    array([1, 3])
+    """
+    d = _at_size(_dist(distribution, "distribution"), n, "distribution")
+    return ScoreCounts(d.scores, d.counts, np.zeros(d.counts.size, np.int64))
 
 
 def _weights(sample_weight: Any, v: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from metrics_core.drift.distances import _threshold_verdict
-from metrics_core.drift.distributions import _Dist, _dist
+from metrics_core.drift.distributions import _at_size, _Dist, _dist
 from metrics_core.drift.kolmogorov import ks_pvalue
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _verdict
@@ -81,18 +81,26 @@ def _merge(ref: _Dist, cur: _Dist) -> _Merged:
                    None if unit[1] else _padded_cumsum(cur.counts), ties if ties.size else None)
 
 
-def ks(reference, current, *, alpha: float = 0.05, threshold: float | None = None) -> TestResult:
+def ks(reference, current, *, alpha: float = 0.05, threshold: float | None = None,
+       n_effective: tuple[float, float] | None = None) -> TestResult:
     """Two-sample Kolmogorov-Smirnov test: D = max |F_ref(x) - F_cur(x)| over all values.
 
     Parameters
     ----------
     reference, current : array-like or ScoreCounts
-        Raw samples or their exact, unweighted value distributions (:func:`value_distribution`).
+        Raw samples or their exact, unweighted value distributions (:func:`value_distribution`);
+        with ``n_effective``, weighted ones too.
     alpha : float
         Level of the verdict.
     threshold : float or None
         Optional minimum D for drift, recorded in ``details['threshold']``: with millions of
         rows any tiny shift is significant, so a drift run may demand D >= threshold.
+    n_effective : (float, float), optional
+        The effective sample sizes of weighted distributions (e.g. Kish's (Σ w)² / Σ w² of a
+        design-weighted sample). D is then taken between the weighted ECDFs, and the p-value is
+        the one of two unweighted samples of those sizes (rounded, at least 1): each distribution's
+        weights are rescaled to sum to its size, and when that gives whole counts (equal weights,
+        or an unweighted distribution and its row count) the test is exactly the unweighted one.
 
     Returns
     -------
@@ -108,7 +116,10 @@ def ks(reference, current, *, alpha: float = 0.05, threshold: float | None = Non
     that for an effective sample size m n / (m + n) of :data:`~metrics_core.drift.kolmogorov.SMIRNOV_FAST_N`
     or more the asymptotic p-value's Smirnov sum is taken by
     :func:`~metrics_core.drift.kolmogorov.smirnov_sf` (about 1e-13 relative from scipy's, many
-    times faster). Needs unweighted (integer) counts; never undefined for non-empty samples.
+    times faster). Needs unweighted (integer) counts unless ``n_effective`` is given; never
+    undefined for non-empty samples. A weighted sample read at its effective size is the usual
+    approximation for unequal weights (Kish 1965, 11.7: the variance of a weighted mean, hence of
+    each point of the weighted ECDF, is the unweighted one at the effective size).
 
     Examples
     --------
@@ -117,7 +128,13 @@ def ks(reference, current, *, alpha: float = 0.05, threshold: float | None = Non
     (0.75, 0.2286)
     """
     alpha = _check_alpha(alpha)
-    ref, cur = _integer_counts(_dist(reference, "reference"), _dist(current, "current"))
+    ref, cur = _dist(reference, "reference"), _dist(current, "current")
+    if n_effective is not None:
+        ref, cur = (_at_size(d, n, name) for d, n, name in zip((ref, cur), n_effective, ("reference", "current")))
+        if ref.counts.dtype.kind == "f" or cur.counts.dtype.kind == "f":
+            sizes = tuple(max(1, int(round(float(d.total)))) for d in (ref, cur))
+            return _ks(_merge(ref, cur), (float(ref.total), float(cur.total)), alpha, threshold, sizes)
+    ref, cur = _integer_counts(ref, cur)
     return _ks(_merge(ref, cur), (int(ref.total), int(cur.total)), alpha, threshold)
 
 
@@ -127,12 +144,16 @@ def _integer_counts(*dists: _Dist) -> list[_Dist]:
     for sc, name in zip(dists, ("reference", "current")):
         if sc.counts.dtype.kind == "f" and np.any(sc.counts != np.round(sc.counts)):
             raise InputError(f"{name}: the KS test needs unweighted (integer) counts; this statistic is "
-                             f"weighted. Use wasserstein for weighted distributions.")
+                             f"weighted. Use wasserstein for weighted distributions, or ks with n_effective= (their "
+                             f"effective sample sizes).")
         out.append(_Dist(sc.scores, sc.counts.astype(np.int64, copy=False)))
     return out
 
 
-def _ks(m: _Merged, n: tuple[int, int], alpha: float, threshold: float | None) -> TestResult:
+def _ks(m: _Merged, n: tuple, alpha: float, threshold: float | None, sizes: tuple[int, int] | None = None
+        ) -> TestResult:
+    """D between the ECDFs (cumulative counts over the totals ``n``) and its p-value at the sample
+    ``sizes`` (default ``n``: unweighted counts)."""
     n1, n2 = n
     # ECDF differences at every observed value with ks_2samp's float operations (count / n).
     max_s, min_s = -math.inf, math.inf
@@ -144,11 +165,12 @@ def _ks(m: _Merged, n: tuple[int, int], alpha: float, threshold: float | None) -
             diffs[m.tie_first[a:b] - lo] = 0.0
         max_s, min_s = max(max_s, float(diffs.max())), min(min_s, float(diffs.min()))
     min_s = float(np.clip(-min_s, 0, 1))
-    d, p, method = ks_pvalue(min_s if min_s > max_s else max_s, n1, n2)
+    s1, s2 = n if sizes is None else sizes
+    d, p, method = ks_pvalue(min_s if min_s > max_s else max_s, s1, s2)
     thr = NAN if threshold is None else float(threshold)
     return TestResult("two-sample Kolmogorov-Smirnov", d, p, d, "KS D",
                       _verdict(p, alpha, f"the distributions differ (D = {d:.4g})"), alpha,
-                      details={"n_reference": n1, "n_current": n2, "method": method, "threshold": thr})
+                      details={"n_reference": s1, "n_current": s2, "method": method, "threshold": thr})
 
 
 def wasserstein(reference, current, *, threshold: float | None = 0.1) -> TestResult:

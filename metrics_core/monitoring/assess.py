@@ -114,8 +114,9 @@ def _sample(reference: PeriodStats, current: PeriodStats, metric: str, p: AlertP
     if not labelled.is_sample(current):
         return None
     cal_map = cached_calibration_map(reference, 100, options.get("seed", 0))  # assess_estimate's (cached) fit
-    # With unequal design weights the calibration tests (on the labelled rows as they are) are left out,
-    # so nothing vouches for the map on this period: the design-based estimate alone is used.
+    # With unequal design weights only the top-label calibration test can be weighted by the design
+    # (labelled.design_calibration_change); the rest of the map the model-assisted estimate reads (the
+    # share of each error among the other classes) goes unchecked: the design-based estimate alone is used.
     rejects = labelled.unequal_weights(current) or _calibration_alerts(lag.tests, p)
     ref_value = ref_report.metrics.get(metric) if ref_report is not None else None
     ref_interval = ref_report.intervals.get(metric) if ref_report is not None else None
@@ -269,9 +270,12 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     lag = estimate(reference, current)
     sample = _sample(reference, current, metric, p, lag, ref_report, options)
     tests = run_tests(reference, current if sample is None else sample.current)
-    if sample is not None and sample.unequal:  # the calibration tests read the labelled rows unweighted
-        lag = dataclasses.replace(lag, tests={}, metrics={k: v for k, v in lag.metrics.items()
-                                                          if not k.startswith("perf/")})
+    if sample is not None and sample.unequal:  # the calibration test weighted by the design, not the raw rows'
+        cal_map = cached_calibration_map(reference, 100, options.get("seed", 0))
+        checks = {} if cal_map is None else labelled.design_calibration_change(
+            cal_map, current.sample, current.task, seed=options.get("seed", 0))
+        lag = dataclasses.replace(lag, tests={TestKey("calibration", name): t for name, t in checks.items()},
+                                  metrics={k: v for k, v in lag.metrics.items() if not k.startswith("perf/")})
     tests.update(lag.tests)
     if sample is not None and sample.headline is not None:
         headline = sample.headline
@@ -308,7 +312,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     impact = price_impact_binned(tested, p.alpha)
     if impact is not None:
         tables["price_impact.json"] = impact
-    if cur_report is not None and cur_report.per_class is not None and not (sample is not None and sample.unequal):
+    if sample is not None and sample.per_class is not None:  # unequal weights: estimated for the delivery
+        tables["per_class_performance.json"] = sample.per_class
+    elif cur_report is not None and cur_report.per_class is not None:
         tables["per_class_performance.json"] = cur_report.per_class
     if sample is not None and sample.next_sample is not None:
         tables["next_sample.json"] = sample.next_sample

@@ -23,6 +23,7 @@ from metrics_core.monitoring.kinds import TestKey
 from metrics_core.significance import TestResult
 
 __all__ = ["Estimate", "expected_confusion", "estimate_performance", "estimate_period", "calibration_change",
+           "calibration_result",
            "assess_estimate", "PeriodEstimate", "ESTIMATED", "PREFIX", "support", "MIN_SUPPORT", "MIN_SUPPORT_SHARE",
            "PriorShift", "shift_metrics", "LABEL_SHARE", "unreliable_note"]
 
@@ -328,24 +329,51 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
         exp = np.bincount(coarse, weights=cc.n * g, minlength=n_bins)
         var = np.bincount(coarse, weights=cc.n * g * (1 - g), minlength=n_bins)
         reps = np.stack([np.bincount(coarse, weights=cc.n * r, minlength=n_bins) for r in cal_map.replicates[:, j]])
-        denom = var + reps.var(axis=0)
         rows = np.bincount(coarse, weights=cc.n, minlength=n_bins)
-        # The chi-squared approximation's rule: a bin counts when it expects MIN_EXPECTED positives and
-        # negatives (one row scored 0.8 and labelled negative gave X^2 = 23, p = 2e-6 and a "retrain").
-        full = (denom > 0) & (exp >= MIN_EXPECTED) & (rows - exp >= MIN_EXPECTED)
-        x2 = float(np.sum((obs[full] - exp[full]) ** 2 / denom[full]))
-        df = int(full.sum())
-        p = float(sps.chi2.sf(x2, df)) if df else math.nan
-        ece = float(np.abs(obs - exp).sum() / cc.total)
-        effect = ece if df else math.nan  # undefined, not judged on the effect alone (as a distance is)
-        verdict = (f"undefined: no score bin expects {MIN_EXPECTED} positives and negatives" if not df
-                   else ("significant" if p < 0.05 else "not significant"))
-        out[name] = TestResult("calibration change (chi-squared over score bins)", x2, p, effect,
-                               "ECE against the reference calibration", f"{verdict} at alpha=0.05", 0.05, None,
-                               {"df": float(df), "ece": ece, "observed": float(obs.sum()), "expected": float(exp.sum()),
-                                "rate_current": float(obs.sum() / cc.total),
-                                "rate_expected": float(exp.sum() / cc.total)})
+        out[name] = calibration_result(obs, exp, var + reps.var(axis=0), rows, cc.total)
     return out
+
+
+def calibration_result(obs: np.ndarray, exp: np.ndarray, denom: np.ndarray, rows: np.ndarray, total: float,
+                       scale: np.ndarray | float = 1.0) -> TestResult:
+    """The calibration-change test from its per-bin sums (:func:`calibration_change`).
+
+    Parameters
+    ----------
+    obs, exp : numpy.ndarray
+        Per score bin, the observed positives O_b and those the reference's calibration expects E_b.
+    denom : numpy.ndarray
+        Per bin, the variance of O_b - E_b (the period's sampling plus the reference's).
+    rows : numpy.ndarray
+        Per bin, the rows (or their weight).
+    total : float
+        All rows (or their weight).
+    scale : numpy.ndarray or float
+        Per bin, the effective rows per unit of ``rows`` (1 for unweighted rows; Σ a / Σ a² for
+        weights a): the rule on expected positives and negatives reads effective counts.
+
+    Returns
+    -------
+    TestResult
+        X^2 = sum_b (O_b - E_b)^2 / denom_b over the bins that expect at least
+        :data:`~metrics_core.monitoring.decision.MIN_EXPECTED` positives and as many negatives,
+        chi-squared with as many degrees of freedom; effect the ECE sum_b |O_b - E_b| / total
+        (nan when no bin counts: the test is then undefined and never alerts).
+    """
+    # The chi-squared approximation's rule: a bin counts when it expects MIN_EXPECTED positives and
+    # negatives (one row scored 0.8 and labelled negative gave X^2 = 23, p = 2e-6 and a "retrain").
+    full = (denom > 0) & (exp * scale >= MIN_EXPECTED) & ((rows - exp) * scale >= MIN_EXPECTED)
+    x2 = float(np.sum((obs[full] - exp[full]) ** 2 / denom[full]))
+    df = int(full.sum())
+    p = float(sps.chi2.sf(x2, df)) if df else math.nan
+    ece = float(np.abs(obs - exp).sum() / total)
+    effect = ece if df else math.nan  # undefined, not judged on the effect alone (as a distance is)
+    verdict = (f"undefined: no score bin expects {MIN_EXPECTED} positives and negatives" if not df
+               else ("significant" if p < 0.05 else "not significant"))
+    return TestResult("calibration change (chi-squared over score bins)", x2, p, effect,
+                      "ECE against the reference calibration", f"{verdict} at alpha=0.05", 0.05, None,
+                      {"df": float(df), "ece": ece, "observed": float(obs.sum()), "expected": float(exp.sum()),
+                       "rate_current": float(obs.sum() / total), "rate_expected": float(exp.sum() / total)})
 
 
 @dataclass(frozen=True)

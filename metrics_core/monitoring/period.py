@@ -373,8 +373,9 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         A monitored period whose labels may be a sample: a negative ``label_idx`` marks an
         unlabelled row. ``sample`` then holds the design statistics
         (:func:`~metrics_core.monitoring.sample.sample_update`: strata = predicted classes, bins
-        of :func:`sample_bins`), the label statistics the labelled rows and every other statistic
-        all rows. A batch whose rows are all labelled gives the same statistics as without it,
+        of :func:`sample_bins`; with prices and at most ``MAX_CELL_CLASSES`` classes, the price
+        cells' design weights too), the label statistics the labelled rows and every other
+        statistic all rows. A batch whose rows are all labelled gives the same statistics as without it,
         plus ``sample``.
 
     Returns
@@ -398,8 +399,14 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
                        threshold=threshold)
     on = label_idx >= 0
     bin_idx, n_bins = sample_bins(bins, scores, pred_idx, task)
+    prices = {}
+    if price is not None and labels.size <= MAX_CELL_CLASSES:  # the Annex E cells, weighted by the design
+        price_idx = np.zeros(pred_idx.size, np.int64)
+        price_idx[on] = bins.price_index(price[on])
+        prices = {"price_idx": price_idx, "n_price_bins": bins.n_price_bins + 2}
     sample = sample_update(pred_idx, pred_idx, bin_idx, np.where(on, label_idx, -1), design_weight, None,
-                           strata=tuple(class_name(x) for x in labels), n_classes=labels.size, n_bins=n_bins)
+                           strata=tuple(class_name(x) for x in labels), n_classes=labels.size, n_bins=n_bins,
+                           **prices)
     if on.all():
         out = _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
                       threshold=threshold)

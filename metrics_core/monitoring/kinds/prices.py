@@ -17,20 +17,27 @@ from metrics_core import drift
 from metrics_core.counts import ScoreCounts
 from metrics_core.monitoring.kinds.base import PRICES, Job, Kind, Metric, PanelSpec, Planned, TestKey
 from metrics_core.monitoring.period import PeriodStats, binned
+from metrics_core.monitoring.sample import CellSums, expanded_cells, unequal
 from metrics_core.price import binned_median
 from metrics_core.significance import TestResult
 
-__all__ = ["PRICE", "PRICE_LABEL", "PRICE_FALSE_POSITIVE", "PRICE_FALSE_NEGATIVE", "MIN_PRICE_ROWS", "price_test"]
+__all__ = ["PRICE", "PRICE_LABEL", "PRICE_FALSE_POSITIVE", "PRICE_FALSE_NEGATIVE", "MIN_PRICE_ROWS", "price_test",
+           "design_cells"]
 
 #: Fewest rows of a class (in reference and current) for its price distribution to be tested.
 MIN_PRICE_ROWS = 20
 
 
-def price_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
+def price_test(r: ScoreCounts, c: ScoreCounts, n_effective: tuple[float, float] | None = None) -> TestResult:
     """KS on binned log10 prices; effect = relative price shift ``10**(±W) - 1``, W the
     Wasserstein-1 distance, signed by the change of the mean log price; details: KS D, medians,
-    geometric-mean change."""
-    ks = drift.ks(r, c)
+    geometric-mean change. With ``n_effective`` the histograms may be weighted (a design-weighted
+    sample): each is rescaled to its effective size (:func:`metrics_core.drift.at_effective_size`,
+    whole counts for equal weights, so the test is then the unweighted one exactly) and the KS
+    p-value read at those sizes (:func:`metrics_core.drift.ks`)."""
+    if n_effective is not None:
+        r, c = (drift.at_effective_size(x, n) for x, n in zip((r, c), n_effective))
+    ks = drift.ks(r, c, n_effective=n_effective)
     w1 = drift.wasserstein(r, c, threshold=None).statistic
     shift = float(np.dot(c.scores, c.counts) / c.total - np.dot(r.scores, r.counts) / r.total)
     m_r, m_c = 10 ** binned_median(r), 10 ** binned_median(c)
@@ -58,18 +65,59 @@ CELL_GROUPS = {"price_label": lambda cells, c: cells[c].sum(axis=0),
                "price_false_negative": lambda cells, c: cells[c].sum(axis=0) - cells[c, c]}
 
 
+def _cell_mask(kind: str, label: np.ndarray, pred: np.ndarray, c: int) -> np.ndarray:
+    """The (label, predicted) cells of :data:`CELL_GROUPS`' group ``kind`` of class c, as a mask."""
+    if kind == "price_label":
+        return label == c
+    return (pred == c) & (label != c) if kind == "price_false_positive" else (label == c) & (pred != c)
+
+
+def design_cells(current: PeriodStats) -> CellSums | None:
+    """The period's Annex E price cells weighted by the design, when its labelled sample stands for
+    unequal shares of the delivery (:func:`~metrics_core.monitoring.sample.unequal`); else None
+    (the labelled rows' cells, ``price_cells``, are then read as they are).
+
+    Returns
+    -------
+    CellSums or None
+        Per (label, predicted class, price bin): Σ a and Σ a² over the labelled rows, a the weight
+        a row carries in the estimate of the delivery (:func:`~metrics_core.monitoring.sample.expanded_cells`).
+        None too for a period judged without its labels (no ``label_counts``).
+    """
+    s = current.sample
+    if s is None or s.price_cells is None or current.label_counts is None or not unequal(s):
+        return None  # (no label counts: a period, or segment, judged without its labels)
+    return expanded_cells(s, s.price_cells)
+
+
+def _design_group(kind: str, cells: CellSums, c: int) -> tuple[np.ndarray, float]:
+    """A group's design-weighted histogram (Σ a per price bin) and its Kish effective size (Σ a)² / Σ a²."""
+    label, pred, price = cells.index()
+    keep = _cell_mask(kind, label, pred, c)
+    hist = np.bincount(price[keep], weights=cells.dw[keep], minlength=cells.shape[2])
+    square = float(cells.dw2[keep].sum())
+    return hist, (float(hist.sum()) ** 2 / square if square > 0 else 0.0)
+
+
 def _cell_tests(kind: str, reference: PeriodStats, current: PeriodStats) -> Planned:
     """Price tests of one group of cells per class (labelled rows, false positives or false
-    negatives), reference against current; groups under :data:`MIN_PRICE_ROWS` rows in either are left out."""
-    if reference.price_cells is None or current.price_cells is None:
+    negatives), reference against current; groups under :data:`MIN_PRICE_ROWS` rows in either are left out.
+
+    A labelled sample with unequal weights (:func:`design_cells`) is read weighted by the design:
+    the group's histogram of Σ a per price bin, its size Kish's effective sample size, which is
+    the one :data:`MIN_PRICE_ROWS` and the KS p-value read."""
+    design = design_cells(current)
+    if reference.price_cells is None or (current.price_cells is None and design is None):
         return []
     group, points, names = CELL_GROUPS[kind], reference.bins.price_points(), reference.class_names()
     binary_cell = reference.task == "binary" and kind != "price_label"  # FP of 1 = FN of 0
     planned: Planned = []
     for j in ([1] if binary_cell else range(reference.labels.size)):
-        r, c = group(reference.price_cells, j), group(current.price_cells, j)
-        if r.sum() >= MIN_PRICE_ROWS and c.sum() >= MIN_PRICE_ROWS:
-            planned.append((TestKey(kind, names[j]), Job(price_test, binned(points, r), binned(points, c))))
+        r = group(reference.price_cells, j)
+        c, n_c = (group(current.price_cells, j), None) if design is None else _design_group(kind, design, j)
+        test = price_test if design is None else partial(price_test, n_effective=(float(r.sum()), n_c))
+        if r.sum() >= MIN_PRICE_ROWS and (c.sum() if n_c is None else n_c) >= MIN_PRICE_ROWS:
+            planned.append((TestKey(kind, names[j]), Job(test, binned(points, r), binned(points, c))))
     return planned
 
 

@@ -13,6 +13,7 @@ from monitoring_data import LABELS, _frame, period_arrays
 from metrics_core import monitoring as mon
 from metrics_core.errors import InputError
 from metrics_core.monitoring import labelled
+from metrics_core.monitoring.kinds import TestKey
 from metrics_core.monitoring.sample import effective_sample_size
 from metrics_core.monitoring.survey import design_metric
 
@@ -52,6 +53,11 @@ def test_sample_statistics_merge_to_those_of_one_pass():
         assert np.array_equal(getattr(whole.sample, field), getattr(merged.sample, field)), field
     assert np.allclose(whole.sample.dw, merged.sample.dw) and np.allclose(whole.sample.dw2, merged.sample.dw2)
     assert whole.sample.dw.sum() == pytest.approx((1 / RATES[pred][on]).sum())
+    # the design-weighted price cells (label, predicted, price bin) merge as well, and count the labelled rows
+    wp, mp = whole.sample.price_cells, merged.sample.price_cells
+    assert np.array_equal(wp.code, mp.code) and np.array_equal(wp.rows, mp.rows)
+    assert np.allclose(wp.dw, mp.dw) and np.allclose(wp.dw2, mp.dw2) and wp.rows.sum() == on.sum()
+    assert wp.dw.sum() == pytest.approx(whole.sample.dw.sum())
     assert np.array_equal(whole.performance.confusion.matrix, merged.performance.confusion.matrix)
     # label statistics are the labelled rows', the others every row's
     alone = mon.update("multiclass", LABELS, mon.Bins(), pred[on], label_idx=y[on], scores=s[on], price=price[on])
@@ -109,8 +115,16 @@ def test_a_partly_labelled_period_is_estimated_for_the_whole_delivery(reference,
     assert np.abs(est - share).max() < 0.03
     assert np.abs(stats.prevalence("label") - share).max() > 0.1  # the raw sample is far off
     assert a.decision.verdict != "retrain", a.decision.texts
-    assert not any(k.kind in ("calibration", "price_false_positive", "price_false_negative", "price_label")
-                   for k in a.tests)
+    # the calibration test weighted by the design: the top label's only, and no alarm
+    assert [k.cls for k in a.tests if k.kind == "calibration"] == ["top_label"]
+    assert not any(r.key.kind == "calibration" for r in a.reasons)
+    # the Annex E price cells are read weighted by the design, at their effective sizes: no price alarm
+    cells = {k: t for k, t in a.tests.items() if k.kind in ("price_false_positive", "price_false_negative",
+                                                              "price_label")}
+    assert {k.kind for k in cells} == {"price_label", "price_false_positive", "price_false_negative"}
+    label = cells[TestKey("price_label", LABELS[0])]
+    assert 0 < label.details["n_current"] <= stats.label_counts[0]  # Kish: at most the labelled rows
+    assert not any(r.key.kind.startswith("price") for r in a.reasons)
     # what to label next: one row per stratum, its sum logged
     table = a.tables["next_sample.json"]
     assert table["stratum"].to_list() == list(LABELS) and table["rows"].sum() == 30_000
@@ -158,8 +172,8 @@ def test_the_sample_is_left_out_of_no_period_whose_labels_are_complete():
 
 def test_a_stratified_sample_without_design_weights_is_expanded_per_predicted_class(reference, partly_labelled):
     """The same stratified sample without its design weights: each predicted class's labelled rows stand for
-    its rows, so the estimate keeps covering the delivery, and the tests that read the labelled rows as they
-    are (over-sampled rare classes) are left out as with the weights."""
+    its rows, so the estimate keeps covering the delivery, and the tests that would read the labelled rows as
+    they are (over-sampled rare classes) are weighted by the design as with the weights."""
     from sklearn.metrics import balanced_accuracy_score
 
     part, y, pred = partly_labelled
@@ -171,7 +185,7 @@ def test_a_stratified_sample_without_design_weights_is_expanded_per_predicted_cl
     m = a.metrics
     assert m["balanced_accuracy_ci_low"] <= balanced_accuracy_score(y, pred) <= m["balanced_accuracy_ci_high"]
     assert abs(m["balanced_accuracy"] - balanced_accuracy_score(y, pred)) < 0.03
-    assert not any(k.kind == "calibration" for k in a.tests) and a.decision.verdict != "retrain"
+    assert [k.cls for k in a.tests if k.kind == "calibration"] == ["top_label"] and a.decision.verdict != "retrain"
     assert m["sample/effective_n"] < 0.8 * stats.n_labelled
 
 
