@@ -69,14 +69,17 @@ def mlflow_key(key: str, headline: str | None = None) -> str:
     '9 segments/score_worst_effect'
 
     """
-    names = fixed()
+    return _mlflow_key(key, headline, fixed(), prefixes())
+
+
+def _mlflow_key(key: str, headline: str | None, names: dict, pairs: tuple) -> str:
     if key in names:
         return names[key]
     if headline and key in {headline + s for s in HEADLINE_SUFFIXES}:
         return f"{HEADLINE}/{key}"
     if key.startswith(KEPT):
         return key
-    for semantic, logged in prefixes():
+    for semantic, logged in pairs:
         if key.startswith(semantic):
             return logged + key[len(semantic):].replace("/", "_")
     return f"8 {key}" if "/" in key else f"{OTHER}/{key}"
@@ -91,10 +94,22 @@ def semantic_key(name: str) -> str:
     >>> semantic_key(safe_key(mlflow_key("max_feature_shift")))  # as the store writes it: "(" and ")" become "_"
     'max_feature_shift'
     """
-    back = {safe_key(v): k for k, v in fixed().items()} | {v: k for k, v in fixed().items()}
+    return _semantic_key(name, *_semantic_tables())
+
+
+def _semantic_tables() -> tuple[dict, list]:
+    """The logged names of the fixed metrics back to their keys, and the prefix pairs longest logged
+    prefix first ("shift labelled " before "shift "): built once per call of the public functions.
+    A name is found as logged and as the store writes it (:func:`safe_key`)."""
+    names = fixed()
+    back = {safe_key(v): k for k, v in names.items()} | {v: k for k, v in names.items()}
+    return back, sorted(prefixes(), key=lambda pair: -len(pair[1]))
+
+
+def _semantic_key(name: str, back: dict, pairs: list) -> str:
     if name in back:
         return back[name]
-    for semantic, logged in sorted(prefixes(), key=lambda pair: -len(pair[1])):  # "shift labelled " before "shift "
+    for semantic, logged in pairs:
         if name.startswith(logged):
             return semantic + name[len(logged):]
     for section in (HEADLINE, OTHER):
@@ -105,12 +120,14 @@ def semantic_key(name: str) -> str:
 
 def mlflow_metrics(metrics: dict, headline: str | None = None) -> dict:
     """``metrics`` under their logged names."""
-    return {mlflow_key(k, headline): v for k, v in metrics.items()}
+    names, pairs = fixed(), prefixes()
+    return {_mlflow_key(k, headline, names, pairs): v for k, v in metrics.items()}
 
 
 def semantic_metrics(metrics: dict) -> dict:
     """Logged metrics (of any period run, old or new) under their semantic keys."""
-    return {semantic_key(k): v for k, v in metrics.items()}
+    back, pairs = _semantic_tables()
+    return {_semantic_key(k, back, pairs): v for k, v in metrics.items()}
 
 
 def _class_prefixes() -> tuple[tuple[str, str], ...]:

@@ -12,6 +12,7 @@ import yaml
 from mlflow import MlflowClient
 
 from deployments import servers as srv
+from e2e_support import wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900),
               pytest.mark.usefixtures("prefect_harness")]
@@ -141,8 +142,10 @@ def test_serve_lists_the_scheduled_runs_that_came_due_while_nothing_served(monit
 def test_serve_survives_a_prefect_server_outage_and_says_what_was_missed(monitoring_spec, tmp_path):
     """The Prefect server dies under a running `classwatch serve` and comes back (same port, same
     database): serve keeps running, says so, and a run requested afterwards completes."""
+    import json
     import signal
     import time
+    import urllib.request
 
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -166,14 +169,20 @@ def test_serve_survives_a_prefect_server_outage_and_says_what_was_missed(monitor
         serve = subprocess.Popen([str(Path(sys.executable).parent / "classwatch"), "serve", "--spec", str(spec_path)],
                                  env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + 300
-        while "serving" not in log_path.read_text() and time.monotonic() < deadline:
+        def polled() -> bool:  # the served runner has polled the API for its runs: it is serving
             assert serve.poll() is None, log_path.read_text()
-            time.sleep(1)
-        time.sleep(5)
+            try:
+                with urllib.request.urlopen(f"{api}/deployments/name/monitor_period/monthly", timeout=10) as resp:
+                    return json.loads(resp.read()).get("status") == "READY"
+            except OSError:  # not registered yet
+                return False
+
+        wait_for(polled, timeout=300, interval=0.5, what="the served runner polling its deployment")
+        said_before = log_path.read_text().count("unreachable since")
         os.killpg(prefect.process.pid, signal.SIGKILL)  # the server crashes
         prefect.process.wait(timeout=10)
-        time.sleep(25)  # longer than the watcher's 10 s check
+        wait_for(lambda: log_path.read_text().count("unreachable since") > said_before, timeout=60, interval=0.5,
+                 what="serve saying the API is unreachable (its watcher checks every 10 s)")
         prefect = start_prefect(2)
         said = ("scheduled run(s) did not run at their time", "No scheduled run was missed.", "Could not list")
         deadline = time.monotonic() + 180

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from statsmodels.stats.multitest import multipletests
+from oracles import multipletests
 
 from metrics_core.checks.stability import class_counts, prevalence_stability, price_shift_test, price_stability
 from metrics_core.errors import InputError

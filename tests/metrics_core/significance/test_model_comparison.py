@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 from flow_data import three_models
+from oracles import multipletests
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
-from statsmodels.stats.multitest import multipletests
 
 import metrics_core as mc
 from metrics_core import significance as sig

@@ -11,9 +11,9 @@ import pytest
 import scipy.stats as st
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from oracles import multipletests
 from sklearn.metrics import accuracy_score, f1_score, recall_score, roc_auc_score
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from metrics_core import significance as sig
