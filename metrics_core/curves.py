@@ -207,15 +207,18 @@ def _one_row_block(pos, tp0, fp0, prev, b: _AreaBuffers):
 
     Then the k-th score from the top has ``tp0 + fp0 + k`` rows at or above it (no cumulative
     sum of the negatives, no zero division), and its AUROC term ``neg (2 tps - pos)`` is
-    ``2 tps`` at a negative: the block's numerator is ``2 (sum(tps) - sum(pos tps))``. Every
-    value equals :func:`_counted_block`'s (integers, and floats below 2**53 converted exactly).
+    ``2 tps`` at a negative: the block's numerator is ``2 (sum(tps) - sum(pos tps))``, where
+    the block's ``q`` positives have ``tps`` = tp0 + 1, ..., tp0 + q, so ``sum(pos tps)`` is
+    ``q tp0 + q (q + 1) / 2`` (no pass). Every value equals :func:`_counted_block`'s (integers,
+    and floats below 2**53 converted exactly).
     """
     k = pos.size
-    pos_d, tps, tmp, predicted, precision = b.pos[:k], b.tps[:k], b.tmp[:k], b.predicted[:k], b.precision[:k]
+    pos_d, tps, predicted, precision = b.pos[:k], b.tps[:k], b.predicted[:k], b.precision[:k]
     pos_d[:] = pos[::-1]
     np.cumsum(pos_d, out=tps)
+    q = int(tps[-1])
     tps += tp0
-    auc = 2 * (int(tps.sum()) - int(np.multiply(pos_d, tps, out=tmp).sum()))
+    auc = 2 * (int(tps.sum()) - (q * int(tp0) + q * (q + 1) // 2))
     np.add(b.ranks[:k], float(tp0 + fp0), out=predicted)
     np.divide(tps, predicted, out=precision)
     ap, trap = _block_pr_sums(pos_d, precision, prev, b.work[:k])
@@ -482,7 +485,7 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
     log loss = -sum(pos log p + neg log(1 - p)) / total with p the score through
     :func:`metrics_core.losses.clip_probability` (as scikit-learn 1.9 clips it); Brier (1950)
     score = sum(pos (1 - s)^2 + neg s^2) / total. Scores holding one row each sum their
-    logarithms through :func:`metrics_core.losses.log_sum` (one logarithm per 512 scores).
+    logarithms through :func:`metrics_core.losses.log_sum` (one logarithm per 16 scores).
 
     Examples
     --------
