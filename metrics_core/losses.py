@@ -8,6 +8,7 @@ import numpy as np
 
 from metrics_core._score_kernels import one_row_each
 from metrics_core.formulas import ratio
+from metrics_core.threads import in_ranges
 
 BLOCK = 1 << 16  # distinct scores per block of the curves' and losses' kernels: temporaries stay in cache
 _EPS = np.finfo(np.float64).eps  # the clipping of every log loss (clip_probability)
@@ -171,7 +172,7 @@ def log_sum(q: np.ndarray, probabilities: bool = False) -> float:
 
 
 def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, *,
-                    one_row_per_score: bool = False) -> tuple[float, float]:
+                    one_row_per_score: bool = False, threads: int = 1) -> tuple[float, float]:
     """``(sum of the rows' -log p_own, sum of their squared errors)`` of exact score counts, in blocks of ``BLOCK``.
 
     The sums of :func:`loss_terms` over the distinct scores: ``pos * -log p + neg * -log(1 - p)``
@@ -191,6 +192,9 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, *,
         The caller knows that every score holds exactly one counted row
         (:attr:`~metrics_core.counts.ScoreCounts.one_row_per_score`): blocks skip checking it.
         The result is the same either way.
+    threads : int
+        Threads the blocks are shared among (contiguous runs of blocks); the blocks' sums are
+        added in block order, so the result is the same for any number.
 
     Returns
     -------
@@ -202,13 +206,26 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, *,
     >>> [round(x, 4) for x in exact_loss_sums(np.array([0.2, 0.6]), np.array([0, 1]), np.array([1, 0]))]
     [0.734, 0.2]
     """
+    blocks = -(-scores.size // BLOCK)
+    parts = in_ranges(lambda b, e: _block_sums(scores, pos, neg, b * BLOCK, e * BLOCK, one_row_per_score),
+                      blocks, threads)
     ll = brier = 0.0
+    for sums in parts:  # block after block, in order: the same additions on any number of threads
+        for block_ll, block_brier in sums:
+            ll -= block_ll
+            brier += block_brier
+    return ll, brier
+
+
+def _block_sums(scores, pos, neg, start: int, stop: int, one_row_per_score: bool) -> list[tuple[float, float]]:
+    """``[(sum of log p_own, Brier sum), ...]`` of the blocks of ``BLOCK`` scores in ``[start, stop)``."""
+    out = []
     size = min(scores.size, BLOCK)
     # Reused cache-sized buffers: fresh 10M-element temporaries cost more in page faults than in maths.
     p, own, work, posf, negf = (np.empty(size) for _ in range(5))
     rows = np.empty(size, dtype=np.int64)
     has_pos, flags = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
-    for begin in range(0, scores.size, BLOCK):
+    for begin in range(start, min(stop, scores.size), BLOCK):
         s = scores[begin:begin + BLOCK]
         m = s.size
         pb, ob, wb, hp, fb = p[:m], own[:m], work[:m], has_pos[:m], flags[:m]
@@ -219,17 +236,16 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, *,
             # A negative's |1 - p| is 1 - p and a positive's |0 - p| is p, exactly: the own class's
             # probability in two passes.
             np.abs(np.subtract(ns, pb, out=ob), out=ob)
-            ll -= log_sum(ob, probabilities=True)
-            brier += float(np.square(np.subtract(ps, s, out=wb), out=wb).sum())  # (1 - s)^2 or s^2, exactly
+            # (1 - s)^2 or s^2, exactly
+            out.append((log_sum(ob, probabilities=True),
+                        float(np.square(np.subtract(ps, s, out=wb), out=wb).sum())))
             continue
         _own_class_probability(pb, np.not_equal(ps, 0, out=hp), ob)  # p where the score has positives
         posb, negb = posf[:m], negf[:m]
         posb[:] = ps
         negb[:] = ns
-        l_sum, b_sum = _counted_block_sums(s, pb, ob, wb, posb, negb, hp, fb)
-        ll -= l_sum
-        brier += b_sum
-    return ll, brier
+        out.append(_counted_block_sums(s, pb, ob, wb, posb, negb, hp, fb))
+    return out
 
 
 def _counted_block_sums(s, p, log_own, work, pos, neg, has_pos, has_both) -> tuple[float, float]:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import metrics_core as mc
 from metrics_core import _score_kernels as kernels
+from metrics_core import curves, losses
 from metrics_core import threads as th
 from metrics_core.counts import ScoreCounts
 from metrics_core.dataset.parallel import ordered_map
@@ -176,6 +177,37 @@ def test_sort_in_pieces_equals_one_sort(monkeypatch, seed, n, edges, ties, float
     many = ScoreCounts.from_arrays(y, s)
     for a, b in ((one.scores, many.scores), (one.pos, many.pos), (one.neg, many.neg)):
         assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), block=st.integers(1, 40), threads=st.integers(2, 5),
+       counts=st.sampled_from(["one_row", "mixed", "zeros", "uint8", "weighted"]))
+def test_areas_and_losses_shared_among_threads_equal_one_thread(monkeypatch, seed, n, block, threads, counts):
+    """Blocks shared among threads (one-row and counted blocks, zero-count entries, small unsigned
+    counts, weights) give the one-thread areas and loss sums bit for bit."""
+    monkeypatch.setattr(curves, "BLOCK", block)
+    monkeypatch.setattr(losses, "BLOCK", block)
+    rng = np.random.default_rng(seed)
+    scores = np.unique(np.concatenate((rng.choice([0.0, 2.0**-53, 0.5, 1 - 2.0**-53, 1.0], 3), rng.random(n))))
+    pos = (rng.random(scores.size) < 0.3).astype(np.int64)
+    neg = 1 - pos
+    if counts != "one_row":  # some scores with both classes or several rows, some (not "mixed") with none
+        many = rng.random(scores.size) < 0.2
+        pos[many] += rng.integers(0, 3, int(many.sum()))
+        neg[many] += rng.integers(0, 3, int(many.sum()))
+        if counts != "mixed":
+            pos[rng.random(scores.size) < 0.1] = 0
+            neg[rng.random(scores.size) < 0.1] = 0
+    if counts == "uint8":
+        pos, neg = pos.astype(np.uint8), neg.astype(np.uint8)
+    elif counts == "weighted":
+        pos, neg = pos * rng.gamma(2.0, size=scores.size), neg * rng.gamma(2.0, size=scores.size)
+    one_row = counts == "one_row"
+    want = curves.ranking_areas(pos, neg, one_row_per_score=one_row)
+    got = curves.ranking_areas(pos, neg, one_row_per_score=one_row, threads=threads)
+    _same(want, got)
+    want = losses.exact_loss_sums(scores, pos, neg, one_row_per_score=one_row)
+    assert losses.exact_loss_sums(scores, pos, neg, one_row_per_score=one_row, threads=threads) == want
 
 
 def test_packed_keys_equal_the_one_pass_build(many_threads):
