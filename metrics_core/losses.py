@@ -132,13 +132,15 @@ def log_sum(q: np.ndarray, probabilities: bool = False) -> float:
     :func:`clip_probability`, or its complement): then products of 16 values themselves are
     normal doubles (>= 2**-832), and one logarithm per 16 values needs no mantissas (two
     passes over ``q`` instead of five; ``q`` is left as it is). Each product carries at most 15
-    roundings, 480 units in the last place per 512 values: the bound above holds.
+    roundings, 480 units in the last place per 512 values: the bound above holds. Fewer than
+    512 values take the mantissa path all the same, so that small statistics keep the values
+    they had before this path existed, bit for bit.
 
     Parameters
     ----------
     q : numpy.ndarray of float64, contiguous
         Positive normal values (>= 2**-1022, finite), e.g. clipped probabilities. Overwritten
-        with their mantissas (unless ``probabilities``).
+        with their mantissas (unless ``probabilities`` and at least 512 values).
     probabilities : bool
         Every value is in [2**-52, 1] (not checked: the caller's clipping guarantees it).
 
@@ -152,10 +154,10 @@ def log_sum(q: np.ndarray, probabilities: bool = False) -> float:
     >>> q = np.array([0.25, 0.5, 3.0])
     >>> round(log_sum(q.copy()), 12) == round(float(np.log([0.25, 0.5, 3.0]).sum()), 12)
     True
-    >>> math.isclose(log_sum(np.array([0.25, 0.5]), probabilities=True), math.log(0.125))
+    >>> math.isclose(log_sum(np.full(1024, 0.5), probabilities=True), 1024 * math.log(0.5))
     True
     """
-    if probabilities:
+    if probabilities and q.size >= _GROUP:
         grouped = q.size - q.size % _PROBABILITY_GROUP
         # Products down the columns of a (16, n/16) view, as below.
         products = np.multiply.reduce(q[:grouped].reshape(_PROBABILITY_GROUP, -1), axis=0)
