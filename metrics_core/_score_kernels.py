@@ -17,6 +17,9 @@ _BLOCK = 1 << 20  # rows per block in run detection: bounds the temporaries
 _FLOAT_ORDERED = (np.uint64(0x0010000000000000), np.uint64(0x7FF0000000000000))
 _SIGNED_ORDERED = np.uint64(1 << 63)  # u64 keys below it order as int64
 _CHUNK = 1 << 16  # keys built per step: the range check reads them while they are in cache
+# Keys from which a sort on two threads pays: below it the selection pass costs about what the
+# second thread saves.
+_SPLIT_MIN = 1 << 20
 
 
 #: Modules these kernels import on first use only (a command that never needs them does not pay
@@ -74,7 +77,24 @@ def _run_sums(w: np.ndarray, change: np.ndarray):
     return runs, wsum
 
 
-def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
+def _sort_in_pieces(keys: np.ndarray, threads: int) -> None:
+    """Sort ``keys`` in place: numpy's sort, on ``threads`` threads for a large array.
+
+    numpy's selection (``partition``, vectorised like its sort and about 4x faster) first puts
+    the values of each of ``threads`` equal pieces in their piece; the pieces are then sorted
+    side by side (numpy's sort releases the GIL). The array is the one sort would give, as
+    sorting orders the values alone. On one thread, or below :data:`_SPLIT_MIN` keys, one sort.
+    """
+    if threads < 2 or keys.size < _SPLIT_MIN:
+        keys.sort()
+        return
+    cuts = [keys.size * i // threads for i in range(1, threads)]
+    keys.partition(cuts)
+    bounds = [0, *cuts, keys.size]
+    in_ranges(lambda b, e: [keys[bounds[i]:bounds[i + 1]].sort() for i in range(b, e)], threads, threads)
+
+
+def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None, threads: int = 1):
     """Sort unsigned keys (carrying weights along).
 
     Keys without weights (equal keys are indistinguishable) and packed (key, row) keys (all
@@ -83,12 +103,13 @@ def _sort_keys(key: np.ndarray, w: np.ndarray | None, sort_as=None):
     against 0.25-0.27 s and 0.22 s for polars' on one or two threads). ``sort_as``: a dtype
     the u64 keys order as (:func:`_key_order`), whose sort numpy runs faster on AVX2, which has
     no unsigned 64-bit compare (10M keys: float64 0.144 s, uint64 0.169 s; int64 about 7 %
-    faster than uint64). A 64-bit key with a float payload is sorted by polars' stable frame
+    faster than uint64). Without weights a large array is sorted on ``threads`` threads
+    (:func:`_sort_in_pieces`). A 64-bit key with a float payload is sorted by polars' stable frame
     sort on one thread (2x faster than numpy's stable argsort and the gathers): its order of
     equal keys is the order their weights are summed in.
     """
     if w is None:
-        (key if sort_as is None else key.view(sort_as)).sort()
+        _sort_in_pieces(key if sort_as is None else key.view(sort_as), threads)
         return key, None
     if key.dtype == np.uint32 and key.size < 1 << 32:
         # 32-bit keys: sort (key << 32 | row) as one u64 column and gather the weights by row. The
@@ -251,9 +272,10 @@ def packed_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None = None
     maps -0.0 onto 0.0). float32 scores pack into 32-bit keys: half the memory and sort time.
     Unweighted counts need no per-row label array: within a run of equal scores the negatives
     sort first, so a run's counts follow from where it starts and where its positives start.
-    Large inputs use :func:`metrics_core.threads.kernel_threads` threads for the key build and
-    the run detection; each writes its own range, so the result does not depend on the number
-    of threads. The sort is numpy's (:func:`_sort_keys`). Unweighted tie-heavy scores are
+    Large inputs use :func:`metrics_core.threads.kernel_threads` threads for the key build, the
+    unweighted sort (:func:`_sort_in_pieces`) and the run detection; each writes its own range,
+    so the result does not depend on the number of threads. The sort is numpy's
+    (:func:`_sort_keys`). Unweighted tie-heavy scores are
     counted without sorting their rows (:func:`metrics_core._tie_kernels.tied_counts`); only
     the rows it leaves are sorted, and the two counts merged.
 
@@ -294,7 +316,7 @@ def _sorted_counts(scores: np.ndarray, y: np.ndarray, w: np.ndarray | None, thre
     """:func:`packed_counts` from one sort of the packed keys of every row."""
     utype = np.uint32 if scores.dtype == np.float32 else np.uint64
     key, sort_as = _packed_keys(scores, y, utype, threads)
-    key, w = _sort_keys(key, w, sort_as)
+    key, w = _sort_keys(key, w, sort_as, threads)
     n = key.size
     if n == 0:
         empty = np.empty(0, dtype=np.int64 if w is None else np.float64)

@@ -202,11 +202,18 @@ def score_metrics(sc: ScoreCounts | BinnedScoreCounts | None) -> dict:
     if sc is None:
         return {}
     ranked = sc.as_score_counts() if isinstance(sc, BinnedScoreCounts) else sc
-    # Two independent passes over the distinct scores, side by side on a large statistic.
-    with side_thread(kernel_threads(ranked.scores.size)) as submit:
-        areas = submit(partial(ranking_areas, one_row_per_score=ranked.one_row_per_score), ranked.pos, ranked.neg)
+    threads = kernel_threads(ranked.scores.size)
+    if ranked.pos.dtype.kind in "iu" and ranked.neg.dtype.kind in "iu":
+        # Counted rows: each pass shares its blocks among the threads (side by side, the thread of
+        # the losses would wait for the longer areas).
+        areas = ranking_areas(ranked.pos, ranked.neg, one_row_per_score=ranked.one_row_per_score, threads=threads)
+        ll, brier = probability_losses(sc, threads)
+        return {**areas, "log_loss": ll, "brier": brier}
+    # Weights: the areas run block after block, beside the losses.
+    with side_thread(threads) as submit:
+        later = submit(partial(ranking_areas, one_row_per_score=ranked.one_row_per_score), ranked.pos, ranked.neg)
         ll, brier = probability_losses(sc)  # here: its warning names the caller
-    return {**areas.result(), "log_loss": ll, "brier": brier}
+    return {**later.result(), "log_loss": ll, "brier": brier}
 
 
 def as_floats(d: dict) -> dict:

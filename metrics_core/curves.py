@@ -17,6 +17,7 @@ from metrics_core._score_kernels import one_row_each
 from metrics_core.counts import BinnedScoreCounts, FoldedScoreCounts, ScoreCounts
 from metrics_core.formulas import ratio
 from metrics_core.losses import BLOCK, binned_losses, exact_loss_sums
+from metrics_core.threads import in_ranges
 
 _NOT_PROBABILITIES = ("Scores outside [0, 1] are not probabilities: log_loss and brier are nan "
                       "(ranking metrics are still computed).")
@@ -42,7 +43,7 @@ def _cumulative(sc: ScoreCounts):
     return tps, fps
 
 
-def ranking_areas(pos, neg, *, one_row_per_score: bool = False) -> dict:
+def ranking_areas(pos, neg, *, one_row_per_score: bool = False, threads: int = 1) -> dict:
     """AUROC, average precision and the trapezoid area under PR, in one pass over the distinct scores.
 
     Parameters
@@ -54,6 +55,8 @@ def ranking_areas(pos, neg, *, one_row_per_score: bool = False) -> dict:
         The caller knows that every score holds exactly one counted row
         (:attr:`ScoreCounts.one_row_per_score`): 1-D blocks skip checking it. The result is the
         same either way.
+    threads : int
+        Threads that share the blocks of 1-D integer counts; the result is the same for any number.
 
     Returns
     -------
@@ -85,7 +88,7 @@ def ranking_areas(pos, neg, *, one_row_per_score: bool = False) -> dict:
     pos = np.asarray(pos)
     neg = np.asarray(neg)
     if pos.ndim == 1:
-        return _areas_1d(pos, neg, one_row_per_score)
+        return _areas_1d(pos, neg, one_row_per_score, threads)
     shape = pos.shape[:-1]
     pos_d = np.flip(pos, axis=-1).astype(np.float64)
     neg_d = np.flip(neg, axis=-1).astype(np.float64)
@@ -105,7 +108,7 @@ def ranking_areas(pos, neg, *, one_row_per_score: bool = False) -> dict:
             "auprc_trapezoid": ratio(trap, 2 * p_total)}
 
 
-def _areas_1d(pos: np.ndarray, neg: np.ndarray, one_row_per_score: bool = False) -> dict:
+def _areas_1d(pos: np.ndarray, neg: np.ndarray, one_row_per_score: bool = False, threads: int = 1) -> dict:
     """:func:`ranking_areas` of one table, in blocks of ``BLOCK`` scores (highest first) with reused buffers.
 
     Integer counts keep the AUROC numerator exact (Python int); float sums are per block
@@ -113,29 +116,22 @@ def _areas_1d(pos: np.ndarray, neg: np.ndarray, one_row_per_score: bool = False)
     score first into a contiguous buffer (a cumulative sum over a reversed view is 5x slower),
     and precision is a plain division with the 0/0 entries set to 0 afterwards (a masked
     ``where=`` division is 10x slower). A block of counted scores holding one row each takes
-    :func:`_one_row_block`, which gives the same sums bit for bit.
+    :func:`_one_row_block`, which gives the same sums bit for bit. Integer counts share the
+    blocks among ``threads`` threads (:func:`_area_blocks`); the blocks' sums are added in
+    block order, so the result is the same for any number.
     """
     exact = pos.dtype.kind in "iu" and neg.dtype.kind in "iu"
-    size = pos.shape[-1]
-    m = min(max(size, 1), BLOCK)
-    ctype = np.int64 if exact else np.float64
-    buffers = _AreaBuffers(*(np.empty(m, ctype) for _ in range(5)), *(np.empty(m) for _ in range(4)),
-                           np.empty(m, bool), np.arange(1, m + 1, dtype=np.float64) if exact else None)
+    blocks = -(-pos.shape[-1] // BLOCK)
+    parts = in_ranges(lambda first, last: _area_blocks(pos, neg, first, last, exact, one_row_per_score),
+                      blocks, threads if exact else 1)
     auc_num = 0 if exact else 0.0
     ap = trap = 0.0
-    tp0 = fp0 = ctype(0)
-    prev = 1.0
-    for end in range(size, 0, -BLOCK):
-        begin = max(0, end - BLOCK)
-        k = end - begin
-        if one_row_per_score or one_row_each(pos[begin:end], neg[begin:end], buffers.tmp[:k], buffers.zero[:k]):
-            parts = _one_row_block(pos[begin:end], tp0, fp0, prev, buffers)
-        else:
-            parts = _counted_block(pos[begin:end], neg[begin:end], tp0, fp0, prev, exact, buffers)
-        block_auc, block_ap, block_trap, tp0, fp0, prev = parts
-        auc_num = auc_num + block_auc
-        ap = ap + block_ap
-        trap = trap + block_trap
+    for sums, _ in parts:
+        for block_auc, block_ap, block_trap in sums:
+            auc_num = auc_num + block_auc
+            ap = ap + block_ap
+            trap = trap + block_trap
+    tp0, fp0 = parts[-1][1]
     p_total, n_total = float(tp0), float(fp0)
     if exact:
         p_i, n_i = int(tp0), int(fp0)
@@ -143,6 +139,38 @@ def _areas_1d(pos: np.ndarray, neg: np.ndarray, one_row_per_score: bool = False)
     else:
         auroc = ratio(auc_num, 2 * p_total * n_total)
     return {"auroc": auroc, "average_precision": ratio(ap, p_total), "auprc_trapezoid": ratio(trap, 2 * p_total)}
+
+
+def _area_blocks(pos: np.ndarray, neg: np.ndarray, first: int, last: int, exact: bool, one_row_per_score: bool):
+    """``([(auc numerator, ap sum, trapezoid sum) of each block], (tp, fp) below the last)`` of the
+    blocks ``first`` to ``last - 1`` counted from the highest scores.
+
+    A later range starts from the counts above it, summed as integers (so only for integer
+    counts), and from the precision at its first score's upper neighbour, ``tp / (tp + fp)``
+    or 0 without rows: the values the blocks above would have handed on, bit for bit.
+    """
+    size = pos.shape[-1]
+    m = min(max(size, 1), BLOCK)
+    ctype = np.int64 if exact else np.float64
+    buffers = _AreaBuffers(*(np.empty(m, ctype) for _ in range(5)), *(np.empty(m) for _ in range(4)),
+                           np.empty(m, bool), np.arange(1, m + 1, dtype=np.float64) if exact else None)
+    top = size - first * BLOCK
+    tp0 = fp0 = ctype(0)
+    prev = 1.0
+    if first:
+        tp0, fp0 = np.int64(np.sum(pos[top:], dtype=np.int64)), np.int64(np.sum(neg[top:], dtype=np.int64))
+        prev = float(tp0) / float(tp0 + fp0) if tp0 + fp0 else 0.0
+    sums = []
+    for end in range(top, max(size - last * BLOCK, 0), -BLOCK):
+        begin = max(0, end - BLOCK)
+        k = end - begin
+        if one_row_per_score or one_row_each(pos[begin:end], neg[begin:end], buffers.tmp[:k], buffers.zero[:k]):
+            parts = _one_row_block(pos[begin:end], tp0, fp0, prev, buffers)
+        else:
+            parts = _counted_block(pos[begin:end], neg[begin:end], tp0, fp0, prev, exact, buffers)
+        block_auc, block_ap, block_trap, tp0, fp0, prev = parts
+        sums.append((block_auc, block_ap, block_trap))
+    return sums, (tp0, fp0)
 
 
 @dataclass(frozen=True)
@@ -207,15 +235,18 @@ def _one_row_block(pos, tp0, fp0, prev, b: _AreaBuffers):
 
     Then the k-th score from the top has ``tp0 + fp0 + k`` rows at or above it (no cumulative
     sum of the negatives, no zero division), and its AUROC term ``neg (2 tps - pos)`` is
-    ``2 tps`` at a negative: the block's numerator is ``2 (sum(tps) - sum(pos tps))``. Every
-    value equals :func:`_counted_block`'s (integers, and floats below 2**53 converted exactly).
+    ``2 tps`` at a negative: the block's numerator is ``2 (sum(tps) - sum(pos tps))``, where
+    the block's ``q`` positives have ``tps`` = tp0 + 1, ..., tp0 + q, so ``sum(pos tps)`` is
+    ``q tp0 + q (q + 1) / 2`` (no pass). Every value equals :func:`_counted_block`'s (integers,
+    and floats below 2**53 converted exactly).
     """
     k = pos.size
-    pos_d, tps, tmp, predicted, precision = b.pos[:k], b.tps[:k], b.tmp[:k], b.predicted[:k], b.precision[:k]
+    pos_d, tps, predicted, precision = b.pos[:k], b.tps[:k], b.predicted[:k], b.precision[:k]
     pos_d[:] = pos[::-1]
     np.cumsum(pos_d, out=tps)
+    q = int(tps[-1])
     tps += tp0
-    auc = 2 * (int(tps.sum()) - int(np.multiply(pos_d, tps, out=tmp).sum()))
+    auc = 2 * (int(tps.sum()) - (q * int(tp0) + q * (q + 1) // 2))
     np.add(b.ranks[:k], float(tp0 + fp0), out=predicted)
     np.divide(tps, predicted, out=precision)
     ap, trap = _block_pr_sums(pos_d, precision, prev, b.work[:k])
@@ -461,7 +492,7 @@ def lift_of_gain(frac: np.ndarray, tpr: np.ndarray, thresholds: np.ndarray, *, s
             np.insert(np.asarray(t, np.float64), at, np.nan))
 
 
-def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
+def probability_losses(sc: ScoreCounts | BinnedScoreCounts, threads: int = 1):
     """Log loss and Brier score of exact counts (:func:`~metrics_core.losses.exact_loss_sums`) or binned ones.
 
     Parameters
@@ -470,6 +501,8 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
         Exact score counts, whose scores must be probabilities of the positive class; or binned
         counts with their rows' loss sums (:attr:`BinnedScoreCounts.losses`): the same values
         as the exact counts of the same rows, up to the order of the sums.
+    threads : int
+        Threads that share the exact counts' blocks; the result is the same for any number.
 
     Returns
     -------
@@ -482,7 +515,7 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
     log loss = -sum(pos log p + neg log(1 - p)) / total with p the score through
     :func:`metrics_core.losses.clip_probability` (as scikit-learn 1.9 clips it); Brier (1950)
     score = sum(pos (1 - s)^2 + neg s^2) / total. Scores holding one row each sum their
-    logarithms through :func:`metrics_core.losses.log_sum` (one logarithm per 512 scores).
+    logarithms through :func:`metrics_core.losses.log_sum` (one logarithm per 16 scores).
 
     Examples
     --------
@@ -496,7 +529,7 @@ def probability_losses(sc: ScoreCounts | BinnedScoreCounts):
     if s.size and (s[0] < 0 or s[-1] > 1):
         warnings.warn(_NOT_PROBABILITIES, RuntimeWarning, stacklevel=3)
         return float("nan"), float("nan")
-    ll, brier = exact_loss_sums(s, sc.pos, sc.neg, one_row_per_score=sc.one_row_per_score)
+    ll, brier = exact_loss_sums(s, sc.pos, sc.neg, one_row_per_score=sc.one_row_per_score, threads=threads)
     total = float(s.size) if sc.one_row_per_score else float(sc.pos.sum() + sc.neg.sum())
     return ratio(ll, total), ratio(brier, total)
 

@@ -8,12 +8,16 @@ import numpy as np
 
 from metrics_core._score_kernels import one_row_each
 from metrics_core.formulas import ratio
+from metrics_core.threads import in_ranges
 
 BLOCK = 1 << 16  # distinct scores per block of the curves' and losses' kernels: temporaries stay in cache
 _EPS = np.finfo(np.float64).eps  # the clipping of every log loss (clip_probability)
 _GROUP = 512  # factors per product in log_sum: 512 mantissas in [0.5, 1) multiply to >= 2**-512, no underflow
 _MANTISSA_BITS = np.int64(0x000FFFFFFFFFFFFF)
 _HALF_EXPONENT = np.int64(0x3FE0000000000000)  # the exponent field of the doubles in [0.5, 1)
+# Probabilities per product in log_sum(probabilities=True): 16 values >= 2**-52 multiply to
+# >= 2**-832, a normal double.
+_PROBABILITY_GROUP = 16
 
 
 def _own_class_probability(p: np.ndarray, positive: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -112,7 +116,7 @@ def binned_losses(losses: np.ndarray, total) -> tuple[float, float]:
     return ratio(losses[0].sum() + losses[1].sum(), total), ratio(losses[2].sum() + losses[3].sum(), total)
 
 
-def log_sum(q: np.ndarray) -> float:
+def log_sum(q: np.ndarray, probabilities: bool = False) -> float:
     """``sum(log(q))`` of positive normal float64 values from their mantissas and exponents; ``q`` is overwritten.
 
     Each ``q = m 2**e`` with ``m`` in [0.5, 1) (``frexp``, read from the bits), so
@@ -124,11 +128,21 @@ def log_sum(q: np.ndarray) -> float:
     of its logarithm), the size of the rounding of the 512 logarithms it replaces (tests
     compare it with ``math.fsum`` of the logarithms).
 
+    With ``probabilities``, every value is in [2**-52, 1] (a probability through
+    :func:`clip_probability`, or its complement): then products of 16 values themselves are
+    normal doubles (>= 2**-832), and one logarithm per 16 values needs no mantissas (two
+    passes over ``q`` instead of five; ``q`` is left as it is). Each product carries at most 15
+    roundings, 480 units in the last place per 512 values: the bound above holds. Fewer than
+    512 values take the mantissa path all the same, so that small statistics keep the values
+    they had before this path existed, bit for bit.
+
     Parameters
     ----------
     q : numpy.ndarray of float64, contiguous
         Positive normal values (>= 2**-1022, finite), e.g. clipped probabilities. Overwritten
-        with their mantissas.
+        with their mantissas (unless ``probabilities`` and at least 512 values).
+    probabilities : bool
+        Every value is in [2**-52, 1] (not checked: the caller's clipping guarantees it).
 
     Returns
     -------
@@ -140,7 +154,14 @@ def log_sum(q: np.ndarray) -> float:
     >>> q = np.array([0.25, 0.5, 3.0])
     >>> round(log_sum(q.copy()), 12) == round(float(np.log([0.25, 0.5, 3.0]).sum()), 12)
     True
+    >>> math.isclose(log_sum(np.full(1024, 0.5), probabilities=True), 1024 * math.log(0.5))
+    True
     """
+    if probabilities and q.size >= _GROUP:
+        grouped = q.size - q.size % _PROBABILITY_GROUP
+        # Products down the columns of a (16, n/16) view, as below.
+        products = np.multiply.reduce(q[:grouped].reshape(_PROBABILITY_GROUP, -1), axis=0)
+        return float(np.log(products).sum()) + float(np.log(q[grouped:]).sum())
     bits = q.view(np.int64)
     exponents = int(np.right_shift(bits, 52).sum()) - 1022 * q.size  # biased exponent - 1022: frexp's e
     np.bitwise_and(bits, _MANTISSA_BITS, out=bits)
@@ -153,14 +174,14 @@ def log_sum(q: np.ndarray) -> float:
 
 
 def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, *,
-                    one_row_per_score: bool = False) -> tuple[float, float]:
+                    one_row_per_score: bool = False, threads: int = 1) -> tuple[float, float]:
     """``(sum of the rows' -log p_own, sum of their squared errors)`` of exact score counts, in blocks of ``BLOCK``.
 
     The sums of :func:`loss_terms` over the distinct scores: ``pos * -log p + neg * -log(1 - p)``
     (``p`` through :func:`clip_probability`) and ``pos * (1 - s)^2 + neg * s^2``. A block whose
     scores each hold one counted row (distinct unweighted scores, the usual case of float64
-    model scores) sums its logarithms with :func:`log_sum` (twice as fast); any other block
-    takes one logarithm per score (two where a score holds both classes).
+    model scores) sums its logarithms with :func:`log_sum` (2.5 times as fast at 10M scores); any
+    other block takes one logarithm per score (two where a score holds both classes).
 
     Parameters
     ----------
@@ -173,6 +194,9 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, *,
         The caller knows that every score holds exactly one counted row
         (:attr:`~metrics_core.counts.ScoreCounts.one_row_per_score`): blocks skip checking it.
         The result is the same either way.
+    threads : int
+        Threads the blocks are shared among (contiguous runs of blocks); the blocks' sums are
+        added in block order, so the result is the same for any number.
 
     Returns
     -------
@@ -184,31 +208,46 @@ def exact_loss_sums(scores: np.ndarray, pos: np.ndarray, neg: np.ndarray, *,
     >>> [round(x, 4) for x in exact_loss_sums(np.array([0.2, 0.6]), np.array([0, 1]), np.array([1, 0]))]
     [0.734, 0.2]
     """
+    blocks = -(-scores.size // BLOCK)
+    parts = in_ranges(lambda b, e: _block_sums(scores, pos, neg, b * BLOCK, e * BLOCK, one_row_per_score),
+                      blocks, threads)
     ll = brier = 0.0
+    for sums in parts:  # block after block, in order: the same additions on any number of threads
+        for block_ll, block_brier in sums:
+            ll -= block_ll
+            brier += block_brier
+    return ll, brier
+
+
+def _block_sums(scores, pos, neg, start: int, stop: int, one_row_per_score: bool) -> list[tuple[float, float]]:
+    """``[(sum of log p_own, Brier sum), ...]`` of the blocks of ``BLOCK`` scores in ``[start, stop)``."""
+    out = []
     size = min(scores.size, BLOCK)
     # Reused cache-sized buffers: fresh 10M-element temporaries cost more in page faults than in maths.
     p, own, work, posf, negf = (np.empty(size) for _ in range(5))
     rows = np.empty(size, dtype=np.int64)
     has_pos, flags = np.empty(size, dtype=bool), np.empty(size, dtype=bool)
-    for begin in range(0, scores.size, BLOCK):
+    for begin in range(start, min(stop, scores.size), BLOCK):
         s = scores[begin:begin + BLOCK]
         m = s.size
         pb, ob, wb, hp, fb = p[:m], own[:m], work[:m], has_pos[:m], flags[:m]
         ps, ns = pos[begin:begin + m], neg[begin:begin + m]
         # Ascending scores: a block inside [eps, 1 - eps] has nothing to clip (all but the end blocks).
         pb = s if _EPS <= s[0] and s[-1] <= 1 - _EPS else clip_probability(s, out=pb)
-        _own_class_probability(pb, np.not_equal(ps, 0, out=hp), ob)  # p where the score has positives
         if one_row_per_score or one_row_each(ps, ns, rows[:m], fb):
-            ll -= log_sum(ob)
-            brier += float(np.square(np.subtract(ps, s, out=wb), out=wb).sum())  # (1 - s)^2 or s^2, exactly
+            # A negative's |1 - p| is 1 - p and a positive's |0 - p| is p, exactly: the own class's
+            # probability in two passes.
+            np.abs(np.subtract(ns, pb, out=ob), out=ob)
+            # (1 - s)^2 or s^2, exactly
+            out.append((log_sum(ob, probabilities=True),
+                        float(np.square(np.subtract(ps, s, out=wb), out=wb).sum())))
             continue
+        _own_class_probability(pb, np.not_equal(ps, 0, out=hp), ob)  # p where the score has positives
         posb, negb = posf[:m], negf[:m]
         posb[:] = ps
         negb[:] = ns
-        l_sum, b_sum = _counted_block_sums(s, pb, ob, wb, posb, negb, hp, fb)
-        ll -= l_sum
-        brier += b_sum
-    return ll, brier
+        out.append(_counted_block_sums(s, pb, ob, wb, posb, negb, hp, fb))
+    return out
 
 
 def _counted_block_sums(s, p, log_own, work, pos, neg, has_pos, has_both) -> tuple[float, float]:

@@ -59,6 +59,33 @@ def test_log_sum_is_the_sum_of_the_logarithms(q):
     assert abs(got - want) <= tolerance, (got, want)
 
 
+# Clipped probabilities and their complements: [2**-52, 1], the ends included.
+CLIPPED = st.one_of(st.floats(2.0**-52, 1.0), st.sampled_from([2.0**-52, 2.0**-51, 0.5, 1 - 2.0**-53, 1.0]))
+
+
+@given(q=arrays(np.float64, st.integers(0, 2100), elements=CLIPPED))
+@settings(max_examples=60, deadline=None)
+def test_log_sum_of_probabilities_is_the_sum_of_the_logarithms(q):
+    """Products of 16 probabilities, each >= 2**-832 (no underflow even at 2**-52 each): within
+    the bound of the mantissa path, and the input is left as it was; below 512 values, the
+    mantissa path's own result."""
+    logs = np.log(q)
+    want = math.fsum(logs.tolist())
+    before = q.copy()
+    got = log_sum(q, probabilities=True)
+    tolerance = 1e-13 * (q.size // 512 + 1) + 4 * np.finfo(float).eps * math.fsum(np.abs(logs).tolist())
+    assert abs(got - want) <= tolerance, (got, want)
+    if q.size >= 512:
+        assert np.array_equal(q, before)
+    else:
+        assert got == log_sum(before)
+
+
+def test_log_sum_of_the_smallest_probabilities_does_not_underflow():
+    q = np.full(16 * 40 + 5, 2.0**-52)
+    assert math.isclose(log_sum(q, probabilities=True), q.size * -52 * math.log(2.0), rel_tol=1e-15)
+
+
 def test_log_sum_overwrites_its_input_with_the_mantissas():
     q = np.array([0.75, 6.0, 2.0**-60])
     log_sum(q)

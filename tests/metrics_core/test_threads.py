@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import metrics_core as mc
 from metrics_core import _score_kernels as kernels
+from metrics_core import curves, losses
 from metrics_core import threads as th
 from metrics_core.counts import ScoreCounts
 from metrics_core.dataset.parallel import ordered_map
@@ -28,6 +29,7 @@ from metrics_core.dataset.parallel import ordered_map
 def many_threads(monkeypatch):
     """Every kernel call is 'large': threaded with CLASSWATCH_SCAN_THREADS threads."""
     monkeypatch.setattr(th, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(kernels, "_SPLIT_MIN", 1)  # the sort split in pieces too
 
     def use(n: int) -> None:
         monkeypatch.setenv("CLASSWATCH_SCAN_THREADS", str(n))
@@ -141,6 +143,71 @@ def test_side_thread_returns_and_raises_as_a_plain_call(threads):
     assert ok.result() == [1, 2, 3]
     with pytest.raises(ValueError):
         bad.result()
+
+
+# Scores at the edges of the key orders: zeros of both signs, subnormals, the smallest normal,
+# probabilities' ends, values whose keys pass 2**63 (sorted unsigned) and the largest double.
+_EDGES = [0.0, -0.0, 5e-324, 1e-310, 2.0**-1022, 1e-300, 2.0**-52, 0.5, 1 - 2.0**-53, 1.0, 1.5, 2.0, 1e300,
+          np.finfo(np.float64).max]
+
+
+# The fixture's settings are the same in every example: safe to share.
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 400), edges=st.integers(0, 60),
+       ties=st.sampled_from([None, 1, 3]), float32=st.booleans(), threads=st.integers(2, 5))
+def test_sort_in_pieces_equals_one_sort(monkeypatch, seed, n, edges, ties, float32, threads):
+    """The selection + sort of each piece gives exactly numpy's sort of the whole key array, for
+    every key order (float64, int64 and unsigned views, 32-bit keys), ties and edge values."""
+    monkeypatch.setattr(kernels, "_SPLIT_MIN", 1)
+    monkeypatch.setattr(th, "PARALLEL_MIN", 1)
+    monkeypatch.setenv("CLASSWATCH_SCAN_THREADS", str(threads))
+    rng = np.random.default_rng(seed)
+    s = rng.random(n) if ties is None else np.round(rng.random(n), ties)
+    s = np.abs(np.concatenate((s, rng.choice(_EDGES, edges))))
+    if float32:  # (the largest doubles as the largest float32)
+        s = np.minimum(s, np.finfo(np.float32).max).astype(np.float32)
+    rng.shuffle(s)
+    y = rng.random(s.size) < 0.4
+    utype = np.uint32 if float32 else np.uint64
+    key, sort_as = kernels._packed_keys(s, y, utype, 1)
+    kernels._sort_in_pieces(key if sort_as is None else key.view(sort_as), threads)
+    assert np.array_equal(key, np.sort(kernels._packed_keys(s, y, utype, 1)[0]))
+    with th.one_kernel_thread():
+        one = ScoreCounts.from_arrays(y, s)
+    many = ScoreCounts.from_arrays(y, s)
+    for a, b in ((one.scores, many.scores), (one.pos, many.pos), (one.neg, many.neg)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), block=st.integers(1, 40), threads=st.integers(2, 5),
+       counts=st.sampled_from(["one_row", "mixed", "zeros", "uint8", "weighted"]))
+def test_areas_and_losses_shared_among_threads_equal_one_thread(monkeypatch, seed, n, block, threads, counts):
+    """Blocks shared among threads (one-row and counted blocks, zero-count entries, small unsigned
+    counts, weights) give the one-thread areas and loss sums bit for bit."""
+    monkeypatch.setattr(curves, "BLOCK", block)
+    monkeypatch.setattr(losses, "BLOCK", block)
+    rng = np.random.default_rng(seed)
+    scores = np.unique(np.concatenate((rng.choice([0.0, 2.0**-53, 0.5, 1 - 2.0**-53, 1.0], 3), rng.random(n))))
+    pos = (rng.random(scores.size) < 0.3).astype(np.int64)
+    neg = 1 - pos
+    if counts != "one_row":  # some scores with both classes or several rows, some (not "mixed") with none
+        many = rng.random(scores.size) < 0.2
+        pos[many] += rng.integers(0, 3, int(many.sum()))
+        neg[many] += rng.integers(0, 3, int(many.sum()))
+        if counts != "mixed":
+            pos[rng.random(scores.size) < 0.1] = 0
+            neg[rng.random(scores.size) < 0.1] = 0
+    if counts == "uint8":
+        pos, neg = pos.astype(np.uint8), neg.astype(np.uint8)
+    elif counts == "weighted":
+        pos, neg = pos * rng.gamma(2.0, size=scores.size), neg * rng.gamma(2.0, size=scores.size)
+    one_row = counts == "one_row"
+    want = curves.ranking_areas(pos, neg, one_row_per_score=one_row)
+    got = curves.ranking_areas(pos, neg, one_row_per_score=one_row, threads=threads)
+    _same(want, got)
+    want = losses.exact_loss_sums(scores, pos, neg, one_row_per_score=one_row)
+    assert losses.exact_loss_sums(scores, pos, neg, one_row_per_score=one_row, threads=threads) == want
 
 
 def test_packed_keys_equal_the_one_pass_build(many_threads):
