@@ -66,3 +66,20 @@ def _binary_percent(n=3000, seed=1, scale=100.0):
     y = (rng.random(n) < 0.3).astype(int)
     s = np.clip(0.3 * y + rng.random(n) * 0.7, 0, 1) * scale
     return pa.table({"label": y, "score": s, "prediction": (s >= 50).astype(int)}), s
+
+
+def broken_scoring(n_ref: int, n_cur: int, seed: int = 0):
+    """A three-class reference of ``n_ref`` labelled rows with informative softmax scores, and a
+    period of ``n_cur`` unlabelled rows from a broken scoring step (every score 1/3, every prediction
+    the first class); also the reference's scores, for a healthy period cut from them."""
+    rng = np.random.default_rng(seed)
+    labels = np.array(["bread", "milk", "beer"])
+    y = rng.integers(0, 3, n_ref)
+    x = rng.standard_normal((n_ref, 3))
+    x[np.arange(n_ref), y] += 1.5
+    s = np.exp(1.5 * x)
+    s /= s.sum(axis=1, keepdims=True)
+    ref = mon.update("multiclass", labels, mon.Bins(), s.argmax(axis=1), label_idx=y, scores=s)
+    broken = mon.update("multiclass", labels, mon.Bins(), np.zeros(n_cur, dtype=int),
+                        scores=np.full((n_cur, 3), 1 / 3))
+    return ref, broken, s

@@ -7,7 +7,8 @@ import polars as pl
 import pyarrow as pa
 import pytest
 from flow_data import three_class_period
-from monitoring_data import LABELS, _binary_percent, _frame, _with_new_class, period_arrays, period_stats
+from monitoring_data import (LABELS, _binary_percent, _frame, _with_new_class, broken_scoring, period_arrays,
+                             period_stats)
 from scipy import stats
 
 from metrics_core import drift, monitoring as mon
@@ -224,15 +225,7 @@ def test_the_drop_of_an_estimate_flagged_unreliable_says_so_in_its_reason():
     """Every score 1/3 and every prediction 'bread', no labels: the estimated balanced accuracy fell
     0.76 and the reason read as a plain drop, while the command line and the description marked the
     estimate unreliable. The reason, its one-line summary and its stored record now carry the flag."""
-    rng = np.random.default_rng(0)
-    labels = np.array(["bread", "milk", "beer"])
-    y = rng.integers(0, 3, 3000)
-    x = rng.standard_normal((3000, 3))
-    x[np.arange(3000), y] += 1.5
-    s = np.exp(1.5 * x)
-    s /= s.sum(axis=1, keepdims=True)
-    ref = mon.update("multiclass", labels, mon.Bins(), s.argmax(axis=1), label_idx=y, scores=s)
-    broken = mon.update("multiclass", labels, mon.Bins(), np.zeros(600, dtype=int), scores=np.full((600, 3), 1 / 3))
+    ref, broken, _ = broken_scoring(3000, 600)
     out = mon.assess_period(ref, broken, report_options={"n_boot": 20})
     assert out.metrics["estimated/reliable"] == 0.0 and out.metrics["estimated/degenerate"] == 1.0
     (drop,) = [r for r in out.decision.reasons if r.kind == "headline"]

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from label_shift_sim import KINDS, PRIORS, _prior, realised, simulate
+from monitoring_data import broken_scoring
 from metrics_core.monitoring.calibration_map import fit_calibration_map
 from metrics_core.monitoring.estimate import LABEL_SHARE, PREFIX, assess_estimate, estimate_period
 from metrics_core.monitoring.label_shift import adjust, cell_posteriors, em_priors
@@ -104,17 +105,9 @@ def test_coverage_and_error_per_kind_over_40_seeds(task, kind):
 def test_a_broken_scoring_step_gives_a_flagged_estimate_not_a_confident_one():
     """Every score 1/3 and every prediction 'bread': the estimate said 0.0 [0.0, 0.0] where the
     labels showed 0.337; such scores are flagged degenerate and unreliable."""
-    rng = np.random.default_rng(0)
-    labels = np.array(["bread", "milk", "beer"])
-    y = rng.integers(0, 3, 9000)
-    x = rng.standard_normal((9000, 3))
-    x[np.arange(9000), y] += 1.5
-    s = np.exp(1.5 * x)
-    s /= s.sum(axis=1, keepdims=True)
-    ref = update("multiclass", labels, Bins(), s.argmax(axis=1), label_idx=y, scores=s)
-    broken = update("multiclass", labels, Bins(), np.zeros(3000, dtype=int), scores=np.full((3000, 3), 1 / 3))
+    ref, broken, s = broken_scoring(9000, 3000)
     m = assess_estimate(ref, broken, "accuracy", n_boot=20).metrics
     assert m[f"{PREFIX}degenerate"] == 1.0 and m[f"{PREFIX}reliable"] == 0.0
-    fine = update("multiclass", labels, Bins(), s[:3000].argmax(axis=1), scores=s[:3000])
+    fine = update("multiclass", np.array(["bread", "milk", "beer"]), Bins(), s[:3000].argmax(axis=1), scores=s[:3000])
     m = assess_estimate(ref, fine, "accuracy", n_boot=20).metrics
     assert m[f"{PREFIX}degenerate"] == 0.0 and m[f"{PREFIX}reliable"] == 1.0
