@@ -285,6 +285,14 @@ def _choose(reference: PeriodStats, current: PeriodStats, cal_map: CalibrationMa
     return choose_shift(current.task, post, priors.ref_own, cur, w), priors
 
 
+def _binned_rows(bins: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarray:
+    """``np.bincount(bins, weights=w, minlength=n_bins)`` for each row ``w`` of ``weights``, in one
+    bincount: the same sums, added in the same order, as a loop over the rows."""
+    rows = weights.shape[0]
+    at = (np.arange(rows)[:, None] * n_bins + bins[None, :]).ravel()
+    return np.bincount(at, weights=weights.ravel(), minlength=rows * n_bins).reshape(rows, n_bins)
+
+
 def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: int = 10) -> dict[str, TestResult]:
     """Does the period's calibration differ from the reference's? One test per class.
 
@@ -326,7 +334,7 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
         g = cal_map.probs[j]
         exp = np.bincount(coarse, weights=cc.n * g, minlength=n_bins)
         var = np.bincount(coarse, weights=cc.n * g * (1 - g), minlength=n_bins)
-        reps = np.stack([np.bincount(coarse, weights=cc.n * r, minlength=n_bins) for r in cal_map.replicates[:, j]])
+        reps = _binned_rows(coarse, cc.n * cal_map.replicates[:, j], n_bins)
         denom = var + reps.var(axis=0)
         rows = np.bincount(coarse, weights=cc.n, minlength=n_bins)
         # The chi-squared approximation's rule: a bin counts when it expects MIN_EXPECTED positives and
