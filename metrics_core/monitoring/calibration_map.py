@@ -189,7 +189,8 @@ def cached_calibration_map(reference: PeriodStats, n_boot: int, seed: int) -> Ca
     # SHA-1 over the arrays' buffers (no copies): a content key at twice blake2b's speed here, which
     # counts with 51 maps of a few MB each looked up per period
     digest = hashlib.sha1(repr((n_boot, seed, reference.task)).encode(), usedforsecurity=False)
-    for a in [x for c in cal.targets for x in (c.keys, c.n, c.y)] + [reference.score_by_pred, reference.positives_by_pred]:
+    arrays = [x for c in cal.targets for x in (c.keys, c.n, c.y)] + [reference.score_by_pred, reference.positives_by_pred]
+    for a in arrays:
         a = np.ascontiguousarray(a, dtype=np.float64)
         digest.update(repr(a.shape).encode())
         digest.update(a)

@@ -27,8 +27,8 @@ from metrics_core.monitoring.kinds.prices import MIN_PRICE_ROWS
 from metrics_core.monitoring.period import PeriodStats
 from metrics_core.significance import TestResult
 
-__all__ = ["KINDS", "Kind", "TestKey", "Metric", "PanelSpec", "Job", "run_tests", "run_tests_of", "run_jobs", "MIN_PRICE_ROWS",
-           "HEADLINE", "PREVALENCE", "PERFORMANCE", "SCORES", "PRICES", "COUNTS", "OTHER"]
+__all__ = ["KINDS", "Kind", "TestKey", "Metric", "PanelSpec", "Job", "run_tests", "run_tests_of", "run_jobs",
+           "MIN_PRICE_ROWS", "HEADLINE", "PREVALENCE", "PERFORMANCE", "SCORES", "PRICES", "COUNTS", "OTHER"]
 
 # The registry, in the order run_tests runs and returns the tests (an MLflow run's table keeps it).
 KINDS.update((k.name, k) for k in (

@@ -30,8 +30,9 @@ def price_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
     """KS on binned log10 prices; effect = relative price shift ``10**(±W) - 1``, W the
     Wasserstein-1 distance, signed by the change of the mean log price; details: KS D, medians,
     geometric-mean change."""
-    ks = drift.ks(r, c)
-    w1 = drift.wasserstein(r, c, threshold=None).statistic
+    # one call: KS and Wasserstein share the merge of the two distributions (the single tests' values)
+    found = drift.drift_tests(r, c, ("ks", "wasserstein"), thresholds={"wasserstein": None})
+    ks, w1 = found["ks"], found["wasserstein"].statistic
     shift = float(np.dot(c.scores, c.counts) / c.total - np.dot(r.scores, r.counts) / r.total)
     m_r, m_c = 10 ** binned_median(r), 10 ** binned_median(c)
     # The sign goes on W, not on 10**W - 1: a uniform fall by a factor f then reads f - 1, as a rise does.

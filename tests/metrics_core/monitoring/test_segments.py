@@ -150,7 +150,8 @@ def test_merging_many_segments_equals_merging_them_one_by_one():
     frame, _ = _frame(3_000, 4)
     rng = np.random.default_rng(4)
     t = frame.with_columns(weight=pl.Series(rng.random(3_000) * 3)).to_arrow()
-    parts = [mon.scan_period(t.slice(i, 500), "multiclass", LABELS, **COLUMNS, weight="weight") for i in range(0, 3_000, 500)]
+    parts = [mon.scan_period(t.slice(i, 500), "multiclass", LABELS, **COLUMNS, weight="weight")
+             for i in range(0, 3_000, 500)]
     one_by_one, at_once = functools.reduce(mon.PeriodStats.merge, parts), merge_segments(parts)
     _assert_same(at_once, one_by_one)
     assert at_once.price_counts.sum() > 0 and np.array_equal(at_once.weight_by_pred, one_by_one.weight_by_pred)
