@@ -334,7 +334,11 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
         g = cal_map.probs[j]
         exp = np.bincount(coarse, weights=cc.n * g, minlength=n_bins)
         var = np.bincount(coarse, weights=cc.n * g * (1 - g), minlength=n_bins)
-        reps = _binned_rows(coarse, cc.n * cal_map.replicates[:, j], n_bins)
+        r, at = cal_map.replicates[:, j], np.flatnonzero(cc.n)
+        if at.size < cc.n.size and np.isfinite(r).all():  # a bin without rows adds an exact 0 to each sum
+            reps = _binned_rows(coarse[at], cc.n[at] * r[:, at], n_bins)
+        else:
+            reps = _binned_rows(coarse, cc.n * r, n_bins)
         denom = var + reps.var(axis=0)
         rows = np.bincount(coarse, weights=cc.n, minlength=n_bins)
         # The chi-squared approximation's rule: a bin counts when it expects MIN_EXPECTED positives and
