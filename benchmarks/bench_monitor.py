@@ -11,8 +11,9 @@ weights) as Parquet into a temporary folder, then, per size, times
    one cold call first starts the local API and is reported apart),
 
 and reports Prefect overhead = warm flow - (row work on the critical path + MLflow). Printed,
-not asserted. Run: python benchmarks/bench_monitor.py [--profile] [--segments] (use a fresh PREFECT_HOME);
-``--segments`` times each size without and with 50 retailers watched as segments, and their ratio.
+not asserted. Run: python benchmarks/bench_monitor.py [--profile ROWS] [--segments] [--rows ROWS] (use a fresh
+PREFECT_HOME); ``--segments`` times each size without and with 50 retailers watched as segments,
+interleaved, in wall and CPU time, and their ratio (with ``--profile``: profiles the segments case).
 """
 
 from __future__ import annotations
@@ -83,24 +84,33 @@ def timed(fn, *args):
     return out, time.perf_counter() - t0
 
 
+def timed_cpu(fn, *args):
+    """``fn(*args)``, its wall time and its CPU time (every thread of the process: the scan's, Prefect's)."""
+    c0 = time.process_time()
+    out, wall = timed(fn, *args)
+    return out, wall, time.process_time() - c0
+
+
 def one_round(spec) -> tuple:
-    """One round of the parts without Prefect, then the whole flow."""
+    """One round of the parts without Prefect, then the whole flow: (flow's result, wall times, CPU times)."""
     from flows.monitor_period import monitor_period
     from flows.runners import in_process_runs
     from tasks.log import log_period
     from tasks.monitor import assess_against_reference, monitoring_history, open_store, plan_period, scan_source_stats
 
-    plan, t_plan = timed(plan_period.fn, spec, PERIOD)
-    ref, t_ref = timed(scan_source_stats.fn, spec, plan.reference, plan.ref_layout)
-    cur, t_cur = timed(scan_source_stats.fn, spec, plan.current, plan.cur_layout, plan.current_filter)
-    a, t_assess = timed(assess_against_reference.fn, spec, ref, cur)
-    t0 = time.perf_counter()
-    store = open_store(spec)
-    log_period.fn(spec, store, plan, a, monitoring_history.fn(spec, store, PERIOD))
-    t_mlflow = time.perf_counter() - t0
+    def mlflow(plan, a):
+        store = open_store(spec)
+        log_period.fn(spec, store, plan, a, monitoring_history.fn(spec, store, PERIOD))
+
+    plan, *t_plan = timed_cpu(plan_period.fn, spec, PERIOD)
+    ref, *t_ref = timed_cpu(scan_source_stats.fn, spec, plan.reference, plan.ref_layout)
+    cur, *t_cur = timed_cpu(scan_source_stats.fn, spec, plan.current, plan.cur_layout, plan.current_filter)
+    a, *t_assess = timed_cpu(assess_against_reference.fn, spec, ref, cur)
+    _, *t_mlflow = timed_cpu(mlflow, plan, a)
     with in_process_runs():  # as `classwatch monitor` runs it
-        out, t_flow = timed(monitor_period, spec, PERIOD, None, True)
-    return out, (t_plan, t_ref, t_cur, t_assess, t_mlflow, t_flow)
+        out, *t_flow = timed_cpu(monitor_period, spec, PERIOD, None, True)
+    parts = (t_plan, t_ref, t_cur, t_assess, t_mlflow, t_flow)
+    return out, tuple(p[0] for p in parts), tuple(p[1] for p in parts)
 
 
 def with_heartbeat(spec, rounds: int) -> float:
@@ -142,17 +152,28 @@ def report(spec, rows: int, reference_rows: int, rounds: int) -> None:
 
 
 def segments_ratio(tmp: Path, rows: int, reference_rows: int, rounds: int) -> None:
-    """The same period without and with its 50 retailers watched as segments: each part's time and
-    the ratio (the goal: at most 2x)."""
-    times = {}
-    for segments in (False, True):
-        runs = [one_round(make_spec(tmp, rows, reference_rows, segments)) for _ in range(rounds + 1)][1:]
-        times[segments] = np.median([r[1] for r in runs], axis=0)
+    """The same period without and with its 50 retailers watched as segments, the two interleaved
+    round by round (a shared machine's load then weighs on both alike): each part's median wall and
+    CPU time, and the median of the rounds' ratios (the goal: at most 2x)."""
+    specs = {s: make_spec(tmp, rows, reference_rows, s) for s in (False, True)}
+    for s in (False, True):  # a warm-up round each: caches (the calibration maps), imports, the Prefect API
+        one_round(specs[s])
+    walls, cpus = {False: [], True: []}, {False: [], True: []}
+    for _ in range(rounds):
+        for s in (False, True):
+            _, wall, cpu = one_round(specs[s])
+            walls[s].append(wall)
+            cpus[s].append(cpu)
     names = ("plan", "reference pass", "current pass", "tests and decision", "MLflow", "whole flow, warm")
     print(f"\nsegments: {rows:,}-row period, {reference_rows:,}-row reference, {N_SEGMENTS} retailers, "
-          f"medians of {rounds} warm rounds (none -> {N_SEGMENTS} segments, ratio):")
-    for i, name in enumerate(names):
-        print(f"  {name:<22} {times[False][i]:7.2f} s -> {times[True][i]:7.2f} s  {times[True][i] / times[False][i]:5.2f}x")
+          f"{rounds} interleaved warm rounds (medians: none -> {N_SEGMENTS} segments; median of the rounds' ratios), "
+          f"load average {os.getloadavg()[0]:.1f}:")
+    for clock, t in (("wall", walls), ("CPU", cpus)):
+        none, seg = np.asarray(t[False]), np.asarray(t[True])
+        ratio = np.median(seg / np.maximum(none, 1e-9), axis=0)
+        for i, name in enumerate(names):
+            print(f"  {clock:<4} {name:<22} {np.median(none[:, i]):7.2f} s -> {np.median(seg[:, i]):7.2f} s  "
+                  f"{ratio[i]:5.2f}x")
 
 
 def profile(spec, top: int = 30) -> None:
@@ -165,24 +186,25 @@ def profile(spec, top: int = 30) -> None:
     pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
 
 
-def main(rounds: int, profile_rows: int | None, segments: bool = False) -> None:
+def main(rounds: int, profile_rows: int | None, segments: bool = False, sizes=SIZES) -> None:
     from flows.monitor_period import monitor_period
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-monitor-"))
     t = time.perf_counter()
-    specs = {rows: make_spec(tmp, rows, ref) for rows, ref in SIZES}
+    specs = {rows: make_spec(tmp, rows, ref) for rows, ref in sizes}
     print(f"data written in {time.perf_counter() - t:.1f} s: {tmp}")
-    _, cold = timed(monitor_period, specs[SIZES[0][0]], PERIOD, None, True)
+    _, cold = timed(monitor_period, specs[sizes[0][0]], PERIOD, None, True)
     print(f"first flow call, cold (imports, starts the local Prefect API): {cold:.2f} s")
+    if profile_rows:  # with --segments: the period watching its 50 retailers
+        spec = make_spec(tmp, profile_rows, dict(SIZES)[profile_rows], segments)
+        monitor_period(spec, PERIOD, None, True)
+        profile(spec)
+        return
     if segments:
-        for rows, ref in SIZES:
+        for rows, ref in sizes:
             segments_ratio(tmp, rows, ref, rounds)
         return
-    if profile_rows:
-        monitor_period(specs[profile_rows], PERIOD, None, True)
-        profile(specs[profile_rows])
-        return
-    for rows, ref in SIZES:
+    for rows, ref in sizes:
         report(specs[rows], rows, ref, rounds)
 
 
@@ -193,5 +215,8 @@ if __name__ == "__main__":
                         help="Profile one warm flow of this size (20000 or 1000000) instead of timing.")
     parser.add_argument("--segments", action="store_true",
                         help=f"Time each size without and with its {N_SEGMENTS} retailers as segments (the ratio).")
+    parser.add_argument("--rows", type=int, nargs="*", default=None, metavar="ROWS",
+                        help="Only these period sizes (of 20000 and 1000000).")
     args = parser.parse_args()
-    main(args.rounds, args.profile, args.segments)
+    main(args.rounds, args.profile, args.segments,
+         tuple(s for s in SIZES if args.rows is None or s[0] in args.rows) or SIZES)

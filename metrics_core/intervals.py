@@ -129,21 +129,23 @@ def _multinomial(n, probs: np.ndarray, n_boot: int, rng) -> np.ndarray:
     groups, cells = probs.shape
     out = np.empty((n_boot, groups, cells))
     remaining = np.broadcast_to(np.asarray(n, dtype=np.int64), (n_boot, groups)).copy()
-    mass_left = np.ones(groups)
-    for j in range(cells):
-        if j == cells - 1:
-            out[:, :, j] = remaining
-            break
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = np.clip(np.where(mass_left > 0, probs[:, j] / mass_left, 0.0), 0.0, 1.0)
-        # Snapped to multiples of 2**-40 (a shift < 1e-12): weights scaled by a constant give q's a few ulps
-        # apart, and numpy's binomial branches at p = 0.5 and n p = 30, so an unsnapped q of 0.5 + 1 ulp
-        # would draw another replicate. Snapped, every scale of the weights draws the same replicates.
-        q = np.round(q * _SNAP) / _SNAP
-        draw = rng.binomial(remaining, q)
+    # The mass left before each cell, 1 - p_0 - ... - p_(j-1) subtracted in that order, and every
+    # cell's conditional probability, found at once: the same float operations as cell by cell.
+    mass_left = np.subtract.accumulate(np.concatenate([np.ones((groups, 1)), probs[:, :-1]], axis=1), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.clip(np.where(mass_left > 0, probs / mass_left, 0.0), 0.0, 1.0)
+    # Snapped to multiples of 2**-40 (a shift < 1e-12): weights scaled by a constant give q's a few ulps
+    # apart, and numpy's binomial branches at p = 0.5 and n p = 30, so an unsnapped q of 0.5 + 1 ulp
+    # would draw another replicate. Snapped, every scale of the weights draws the same replicates.
+    q = np.round(q * _SNAP) / _SNAP
+    for j in range(cells - 1):
+        if not q[:, j].any():  # numpy's binomial returns 0 at p = 0 without drawing: the same stream
+            out[:, :, j] = 0.0
+            continue
+        draw = rng.binomial(remaining, q[:, j])
         out[:, :, j] = draw
         remaining -= draw
-        mass_left = mass_left - probs[:, j]
+    out[:, :, cells - 1] = remaining
     return out
 
 
@@ -396,7 +398,7 @@ def _multilabel_intervals(report, s, level, n_boot, rng) -> tuple[dict, dict, di
     return wil, reps, out
 
 
-def report_intervals(report) -> dict:
+def report_intervals(report, keys=None) -> dict:
     """All confidence intervals of a report at ``report.options["level"]``.
 
     Parameters
@@ -404,6 +406,9 @@ def report_intervals(report) -> dict:
     report : Report
         A binary, multiclass or multilabel report; its options give ``level``, ``n_boot``,
         ``seed``, ``beta`` and ``cost_matrix``.
+    keys : collection of str, optional
+        Only these metrics' intervals (default all): the same values as in the full result, the
+        percentiles of the other metrics' replicates left out (a segment's headline needs one).
 
     Returns
     -------
@@ -439,8 +444,9 @@ def report_intervals(report) -> dict:
         raise TypeError(f"No intervals for statistics of type {type(s).__name__}.")
     wil, reps, out = step(report, s, level, n_boot, rng)
     for key, vals in reps.items():
-        if key in NO_INTERVAL or key.startswith("n_undefined") or key not in report.metrics:
+        if key in NO_INTERVAL or key.startswith("n_undefined") or key not in report.metrics or (
+                keys is not None and key not in keys):
             continue
         out[key] = _percentile(vals, level)
     out.update(wil)
-    return {k: out[k] for k in report.metrics if k in out}
+    return {k: out[k] for k in report.metrics if k in out and (keys is None or k in keys)}

@@ -16,6 +16,7 @@ from metrics_core.checks.frames import as_frame
 from metrics_core.contract import Columns
 from metrics_core.dataset import resolve_class_list
 from metrics_core.errors import InputError
+from metrics_core.intervals import report_intervals
 from metrics_core.monitoring import labelled
 from metrics_core.monitoring.calibration_map import cached_calibration_map
 from metrics_core.monitoring.estimate import assess_estimate, calibration_change
@@ -94,16 +95,22 @@ def _report(stats: PeriodStats, options: Mapping | None):
     return from_stats(stats.performance, **dict(options or {}))
 
 
-def _headline(reference: PeriodStats, current: PeriodStats, metric: str, ref_report, cur_report) -> Headline | None:
-    """The headline metric of the period (value, interval, labelled rows) and of the reference; None without labels."""
+def _headline(reference: PeriodStats, current: PeriodStats, metric: str, ref_report, cur_report,
+              only: bool = False) -> Headline | None:
+    """The headline metric of the period (value, interval, labelled rows) and of the reference; None
+    without labels. ``only``: of the reports' intervals only the headline's is computed (a segment's)."""
     if cur_report is None:
         return None
     if metric not in cur_report.metrics:
         raise InputError(f"headline_metric: {metric!r} is not a metric of the {current.task} report; "
                          f"choose one of {sorted(cur_report.metrics)[:30]}.")
+
+    def interval(report):
+        return (report_intervals(report, (metric,)) if only else report.intervals).get(metric)
+
     ref_value = ref_report.metrics.get(metric) if ref_report is not None else None
-    ref_interval = ref_report.intervals.get(metric) if ref_report is not None else None
-    return Headline(metric, cur_report.metrics[metric], cur_report.intervals.get(metric), ref_value, ref_interval,
+    ref_interval = interval(ref_report) if ref_report is not None else None
+    return Headline(metric, cur_report.metrics[metric], interval(cur_report), ref_value, ref_interval,
                     int(current.label_counts.sum()), int(reference.label_counts.sum()) if ref_report is not None else 0)
 
 
@@ -226,7 +233,7 @@ def _segment_tests(reference: PeriodStats, current: PeriodStats, metric: str, op
         cal_map = cached_calibration_map(ref, SEGMENT_BOOT, options.get("seed", 0))
         tests = {} if cal_map is None or cur.calibration is None else {
             TestKey("calibration", name): t for name, t in calibration_change(cal_map, cur).items()}
-        return tests, _headline(ref, cur, metric, _report(ref, seg_options), cur_report)
+        return tests, _headline(ref, cur, metric, _report(ref, seg_options), cur_report, only=True)
 
     return segment_tests(reference, current, extra)
 

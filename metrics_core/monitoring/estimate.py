@@ -287,6 +287,14 @@ def _choose(reference: PeriodStats, current: PeriodStats, cal_map: CalibrationMa
     return choose_shift(current.task, post, priors.ref_own, cur, w), priors
 
 
+def _binned_rows(bins: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarray:
+    """``np.bincount(bins, weights=w, minlength=n_bins)`` for each row ``w`` of ``weights``, in one
+    bincount: the same sums, added in the same order, as a loop over the rows."""
+    rows = weights.shape[0]
+    at = (np.arange(rows)[:, None] * n_bins + bins[None, :]).ravel()
+    return np.bincount(at, weights=weights.ravel(), minlength=rows * n_bins).reshape(rows, n_bins)
+
+
 def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: int = 10) -> dict[str, TestResult]:
     """Does the period's calibration differ from the reference's? One test per class.
 
@@ -328,7 +336,11 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
         g = cal_map.probs[j]
         exp = np.bincount(coarse, weights=cc.n * g, minlength=n_bins)
         var = np.bincount(coarse, weights=cc.n * g * (1 - g), minlength=n_bins)
-        reps = np.stack([np.bincount(coarse, weights=cc.n * r, minlength=n_bins) for r in cal_map.replicates[:, j]])
+        r, at = cal_map.replicates[:, j], np.flatnonzero(cc.n)
+        if at.size < cc.n.size and np.isfinite(r).all():  # a bin without rows adds an exact 0 to each sum
+            reps = _binned_rows(coarse[at], cc.n[at] * r[:, at], n_bins)
+        else:
+            reps = _binned_rows(coarse, cc.n * r, n_bins)
         rows = np.bincount(coarse, weights=cc.n, minlength=n_bins)
         out[name] = calibration_result(obs, exp, var + reps.var(axis=0), rows, cc.total)
     return out

@@ -17,7 +17,7 @@ from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.features import feature_type, feature_update
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
-from metrics_core.monitoring.segments import segment_update
+from metrics_core.monitoring.segments import merge_segments, segment_update
 
 __all__ = ["check_period_stats", "scan_period", "UNLABELLED"]
 
@@ -116,7 +116,7 @@ def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bin
         # cheaper than a second update of every row
         parts = segment_update({c: batch.column(c) for c in segments}, task, labels, bins, pred_idx, **rows)
         first = [parts[k] for k in sorted(parts) if k[0] == segments[0]]
-        whole = functools.reduce(PeriodStats.merge, first) if first else update(task, labels, bins, pred_idx, **rows)
+        whole = merge_segments(first) if first else update(task, labels, bins, pred_idx, **rows)
         out = dataclasses.replace(whole, segments=parts)
     else:
         out = update(task, labels, bins, pred_idx, **rows)

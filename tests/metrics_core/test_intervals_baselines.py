@@ -379,3 +379,47 @@ def test_class_auroc_replicates_take_the_row_count():
     stats = mc.multiclass_stats(y, y_score=s, sample_weight=np.full(100, 0.001))
     reps = class_auroc_replicates(stats.scores, 50, np.random.default_rng(0), stats.n_rows)
     assert stats.n_rows == 100 and not np.isnan(reps).any()
+
+
+def _multinomial_cell_by_cell(n, probs, n_boot, rng):
+    """The conditional-binomial draws one cell at a time, the mass left updated after each cell."""
+    groups, cells = probs.shape
+    out = np.empty((n_boot, groups, cells))
+    remaining = np.broadcast_to(np.asarray(n, dtype=np.int64), (n_boot, groups)).copy()
+    mass_left = np.ones(groups)
+    for j in range(cells - 1):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.clip(np.where(mass_left > 0, probs[:, j] / mass_left, 0.0), 0.0, 1.0)
+        q = np.round(q * 2.0 ** 40) / 2.0 ** 40
+        out[:, :, j] = draw = rng.binomial(remaining, q)
+        remaining -= draw
+        mass_left = mass_left - probs[:, j]
+    out[:, :, cells - 1] = remaining
+    return out
+
+
+def test_multinomial_draws_equal_a_cell_by_cell_loop_and_leave_the_stream_where_it_does():
+    """The conditional probabilities are found at once and empty cells skipped (numpy's binomial draws
+    nothing at p = 0): the replicates and the generator's next number are those of the plain loop."""
+    from metrics_core.intervals import _multinomial
+
+    gen = np.random.default_rng(3)
+    for case in range(200):
+        groups, cells = int(gen.integers(1, 4)), int(gen.integers(1, 25))
+        counts = gen.integers(0, 40, (groups, cells)) * (gen.random((groups, cells)) < 0.5) * (0.37 if case % 3 else 1)
+        total = counts.sum(axis=1, keepdims=True)
+        probs = np.where(total > 0, counts / np.maximum(total, 1e-300), 0.0)
+        n, boot = gen.integers(0, 300, groups), int(gen.integers(1, 40))
+        ours, loop = np.random.default_rng(case), np.random.default_rng(case)
+        assert np.array_equal(_multinomial(n, probs, boot, ours), _multinomial_cell_by_cell(n, probs, boot, loop))
+        assert ours.random() == loop.random()
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+def test_intervals_of_chosen_keys_equal_those_of_the_full_result(task):
+    from metrics_core.intervals import report_intervals
+
+    r = _report(task, 400, seed=5, n_boot=60)
+    keys = ("balanced_accuracy", "f1_macro" if task == "multiclass" else "f1", "accuracy")
+    assert report_intervals(r, keys) == {k: r.intervals[k] for k in r.intervals if k in keys}
+    assert len(report_intervals(r, keys)) == 3

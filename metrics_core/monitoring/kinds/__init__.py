@@ -27,8 +27,8 @@ from metrics_core.monitoring.kinds.prices import MIN_PRICE_ROWS
 from metrics_core.monitoring.period import PeriodStats
 from metrics_core.significance import TestResult
 
-__all__ = ["KINDS", "Kind", "TestKey", "Metric", "PanelSpec", "Job", "run_tests", "run_jobs", "MIN_PRICE_ROWS",
-           "HEADLINE", "PREVALENCE", "PERFORMANCE", "SCORES", "PRICES", "COUNTS", "OTHER"]
+__all__ = ["KINDS", "Kind", "TestKey", "Metric", "PanelSpec", "Job", "run_tests", "run_tests_of", "run_jobs",
+           "MIN_PRICE_ROWS", "HEADLINE", "PREVALENCE", "PERFORMANCE", "SCORES", "PRICES", "COUNTS", "OTHER"]
 
 # The registry, in the order run_tests runs and returns the tests (an MLflow run's table keeps it).
 KINDS.update((k.name, k) for k in (
@@ -92,9 +92,18 @@ def run_tests(reference: PeriodStats, current: PeriodStats) -> dict[TestKey, Tes
     >>> [k.name for k in run_tests(ref, cur)]
     ['prevalence_pred:1']
     """
-    if not np.array_equal(reference.labels, current.labels) or reference.bins != current.bins:
-        raise InputError("reference and current: statistics over different class lists or bins.")
-    planned = [pair for kind in list(KINDS.values()) if kind.tests is not None
-               for pair in kind.tests(reference, current)]
-    done = iter(run_jobs([t for _, t in planned if isinstance(t, Job)]))
-    return {key: next(done) if isinstance(t, Job) else t for key, t in planned}
+    return run_tests_of([(reference, current)])[0]
+
+
+def run_tests_of(pairs: list[tuple[PeriodStats, PeriodStats]]) -> list[dict[TestKey, TestResult]]:
+    """:func:`run_tests` of each (reference, current) pair, their distribution tests run together
+    on one set of threads (:func:`run_jobs`): the same results, without a thread pool per pair
+    (a period's 50 segments)."""
+    plans = []
+    for reference, current in pairs:
+        if not np.array_equal(reference.labels, current.labels) or reference.bins != current.bins:
+            raise InputError("reference and current: statistics over different class lists or bins.")
+        plans.append([pair for kind in list(KINDS.values()) if kind.tests is not None
+                      for pair in kind.tests(reference, current)])
+    done = iter(run_jobs([t for planned in plans for _, t in planned if isinstance(t, Job)]))
+    return [{key: next(done) if isinstance(t, Job) else t for key, t in planned} for planned in plans]

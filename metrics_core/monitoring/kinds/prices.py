@@ -37,8 +37,10 @@ def price_test(r: ScoreCounts, c: ScoreCounts, n_effective: tuple[float, float] 
     p-value read at those sizes (:func:`metrics_core.drift.ks`)."""
     if n_effective is not None:
         r, c = (drift.at_effective_size(x, n) for x, n in zip((r, c), n_effective))
-    ks = drift.ks(r, c, n_effective=n_effective)
-    w1 = drift.wasserstein(r, c, threshold=None).statistic
+        ks, w1 = drift.ks(r, c, n_effective=n_effective), drift.wasserstein(r, c, threshold=None).statistic
+    else:  # one call: KS and Wasserstein share the merge of the two distributions (the single tests' values)
+        found = drift.drift_tests(r, c, ("ks", "wasserstein"), thresholds={"wasserstein": None})
+        ks, w1 = found["ks"], found["wasserstein"].statistic
     shift = float(np.dot(c.scores, c.counts) / c.total - np.dot(r.scores, r.counts) / r.total)
     m_r, m_c = 10 ** binned_median(r), 10 ** binned_median(c)
     # The sign goes on W, not on 10**W - 1: a uniform fall by a factor f then reads f - 1, as a rise does.

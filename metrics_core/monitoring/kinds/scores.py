@@ -18,9 +18,10 @@ __all__ = ["SCORE", "score_test"]
 def score_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
     """Two-sample KS on a class's binned scores; effect = Wasserstein-1 distance (score units);
     details: KS D, PSI over 10 reference deciles, both means."""
-    ks = drift.ks(r, c)
-    w1 = drift.wasserstein(r, c, threshold=None).statistic
-    ps = drift.psi(r, c, bins=10, threshold=None).statistic
+    # one call: KS and Wasserstein share the merge of the two distributions (the single tests' values)
+    found = drift.drift_tests(r, c, ("ks", "wasserstein", "psi"), bins=10,
+                              thresholds=dict.fromkeys(("wasserstein", "psi")))
+    ks, w1, ps = found["ks"], found["wasserstein"].statistic, found["psi"].statistic
     mean_r = float(np.dot(r.scores, r.counts) / r.total)
     mean_c = float(np.dot(c.scores, c.counts) / c.total)
     return dataclasses.replace(ks, effect_size=w1, effect_name="Wasserstein-1 distance of the scores",

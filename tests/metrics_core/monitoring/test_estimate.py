@@ -282,3 +282,14 @@ def test_the_reliability_rule_takes_the_policys_score_shift():
     cur = _corrupted(y, s, 4)
     assert assess_stats(ref, cur).metrics[f"{PREFIX}reliable"] == 0.0
     assert assess_stats(ref, cur, {"score_shift": 0.5}).metrics[f"{PREFIX}reliable"] == 1.0
+
+
+def test_calibration_change_bins_every_replicate_as_a_loop_over_replicates_would():
+    """The replicates' expected positives per bin come from one bincount: the same sums, in the same
+    order, as one bincount per replicate."""
+    from metrics_core.monitoring.estimate import _binned_rows
+
+    gen = np.random.default_rng(0)
+    bins, weights = gen.integers(0, 10, 1000), gen.random((50, 1000)) * gen.integers(0, 30, 1000)
+    loop = np.stack([np.bincount(bins, weights=w, minlength=10) for w in weights])
+    assert np.array_equal(_binned_rows(bins, weights, 10), loop)

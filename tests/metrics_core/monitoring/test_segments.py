@@ -138,3 +138,33 @@ def test_assess_period_with_segments_on_tables():
     whole = a.decision.table.filter(~pl.col("name").str.contains("@"))
     assert whole["name"].to_list() == plain.decision.table["name"].to_list()
     assert (whole["p_adjusted"] >= plain.decision.table["p_adjusted"] - 1e-12).all()  # more tests, no laxer
+
+
+def test_merging_many_segments_equals_merging_them_one_by_one():
+    """merge_segments sums the histograms in place: bit for bit the pairwise merges' values (weighted
+    rows too), and a part without prices is the merge's error."""
+    import functools
+
+    from metrics_core.monitoring.segments import merge_segments
+
+    frame, _ = _frame(3_000, 4)
+    rng = np.random.default_rng(4)
+    t = frame.with_columns(weight=pl.Series(rng.random(3_000) * 3)).to_arrow()
+    parts = [mon.scan_period(t.slice(i, 500), "multiclass", LABELS, **COLUMNS, weight="weight")
+             for i in range(0, 3_000, 500)]
+    one_by_one, at_once = functools.reduce(mon.PeriodStats.merge, parts), merge_segments(parts)
+    _assert_same(at_once, one_by_one)
+    assert at_once.price_counts.sum() > 0 and np.array_equal(at_once.weight_by_pred, one_by_one.weight_by_pred)
+    with pytest.raises(InputError):
+        merge_segments([*parts, dataclasses.replace(parts[0], price_counts=None)])
+
+
+def test_the_segments_tests_run_together_equal_each_segments_own_tests():
+    from metrics_core.monitoring.kinds import run_tests, run_tests_of
+
+    ref, cur = _period(40_000, 5, n_seg=4), _period(20_000, 6, n_seg=4, shifted=1, rise=0.1)
+    pairs = [(ref.segments[k], cur.segments[k]) for k in sorted(ref.segments)]
+    together = run_tests_of(pairs)
+    alone = [run_tests(r, c) for r, c in pairs]
+    assert [list(t) for t in together] == [list(t) for t in alone] and len(together[0]) > 5
+    assert all(str(a[k]) == str(b[k]) for a, b in zip(together, alone) for k in a)
