@@ -49,7 +49,10 @@ class S3Server:
 
 
 def start_s3_server() -> S3Server:
-    """Start moto on a free 127.0.0.1 port with a bucket and two IAM users, then turn its authentication on."""
+    """Start moto on a free 127.0.0.1 port with a bucket and two IAM users, then turn its authentication on.
+
+    One server at a time in a process: moto's state is the process's, so starting one clears what an
+    earlier one (stopped, in an earlier test module of the same pytest worker) left behind."""
     import boto3
     from moto.server import ThreadedMotoServer
 
@@ -58,6 +61,10 @@ def start_s3_server() -> S3Server:
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
+    # moto keeps its users, buckets and authentication switch per process, not per server: a server
+    # started earlier in this pytest worker left them set (authentication on, the users existing).
+    _post(f"{endpoint}/moto-api/reset", b"")
+    _post(f"{endpoint}/moto-api/reset-auth", b"inf")
     admin = dict(endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="setup",
                  aws_secret_access_key="setup")
     boto3.client("s3", **admin).create_bucket(Bucket=BUCKET)
@@ -69,7 +76,11 @@ def start_s3_server() -> S3Server:
         key = iam.create_access_key(UserName=user)["AccessKey"]
         keys[user] = (key["AccessKeyId"], key["SecretAccessKey"])
     # From here on every request must be signed by a known user and allowed by its policy.
-    request = urllib.request.Request(f"{endpoint}/moto-api/reset-auth", data=b"0", method="POST",
-                                     headers={"Content-Type": "text/plain"})
-    urllib.request.urlopen(request, timeout=10).read()
+    _post(f"{endpoint}/moto-api/reset-auth", b"0")
     return S3Server(server, endpoint, keys["reader"], keys["lister"])
+
+
+def _post(url: str, data: bytes) -> None:
+    """POST ``data`` to one of moto's own endpoints."""
+    request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "text/plain"})
+    urllib.request.urlopen(request, timeout=10).read()
