@@ -35,6 +35,13 @@ from metrics_core.significance import TestResult
 
 __all__ = ["PeriodAssessment", "assess_period", "assess_stats"]
 
+#: What a labelled sample with unequal design weights cannot give (docs/label-lag.md): each class's
+#: one-vs-rest calibration test needs every class's score of each labelled row, and the price-impact
+#: table reads the raw cells; the top-label calibration test and the price-cell tests are weighted.
+UNEQUAL_WEIGHTS_UNTESTED = ("the one-vs-rest calibration test of each class and the Annex E price-impact table are not "
+                            "given for a labelled sample with unequal design weights (the top-label calibration test "
+                            "and the price-cell tests are, weighted by the design)")
+
 
 @dataclass(frozen=True)
 class PeriodAssessment:
@@ -297,7 +304,8 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
     new = {c: (v[0], v[0] / total) for c, v in current.new_classes.items()}
     seg = _segment_tests(reference, current, metric, options, estimate)
     decision = decide_alert({**tests, **seg.tests}, p, headline or lag.headline, new,  # no labels: the estimate
-                            segment_headlines=seg.headlines, segment_notes=seg.notes)
+                            segment_headlines=seg.headlines, segment_notes=seg.notes,
+                            untested_notes=(UNEQUAL_WEIGHTS_UNTESTED,) if sample is not None and sample.unequal else ())
     metrics: dict = {"n_rows": current.n_rows, "n_rows_reference": reference.n_rows}
     if cur_report is not None:
         metrics.update({f"perf/{k}": v for k, v in (cur_report.metrics if sample is None else sample.perf).items()})

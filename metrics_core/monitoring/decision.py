@@ -202,6 +202,7 @@ class Alert:
     figures: dict[str, float]
     headline: HeadlineCheck | None = field(default=None)
     segment_notes: tuple[str, ...] = ()
+    untested_notes: tuple[str, ...] = ()
 
     @property
     def texts(self) -> list[str]:
@@ -218,10 +219,11 @@ class Alert:
 
     @property
     def notes(self) -> list[str]:
-        """Sentences that are not alerts: why the period cannot be judged (labelled rows needed), and
-        the segments not tested (absent from the reference or too small), each said once."""
+        """Sentences that are not alerts: why the period cannot be judged (labelled rows needed), the
+        segments not tested (absent from the reference or too small) and the tests this period's data
+        cannot give, each said once."""
         head = [self.headline.note] if self.headline is not None and self.headline.note else []
-        return head + list(self.segment_notes)
+        return head + list(self.segment_notes) + list(self.untested_notes)
 
 
 def _se(interval: tuple[float, float] | None, level: float) -> float:
@@ -410,7 +412,7 @@ def _strength(key: TestKey, row: dict) -> tuple:
 def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headline: Headline | None = None,
                  new_classes: Mapping[str, tuple[int, float]] | None = None, *,
                  segment_headlines: Mapping[tuple[str, str], Headline] | None = None,
-                 segment_notes: tuple[str, ...] = ()) -> Alert:
+                 segment_notes: tuple[str, ...] = (), untested_notes: tuple[str, ...] = ()) -> Alert:
     """Retrain or not: the alert policy as a pure function.
 
     The headline metric's drop against the reference is one more test (:func:`headline_test`,
@@ -442,6 +444,8 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
         corrected with all the others. Only the whole period's gives :attr:`Alert.headline`.
     segment_notes : tuple of str
         Sentences on the segments not tested (:attr:`Alert.notes`).
+    untested_notes : tuple of str
+        Sentences on the tests the period's data cannot give (:attr:`Alert.notes`).
 
     Returns
     -------
@@ -499,4 +503,4 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     if ht is not None:
         row = table.filter(pl.col("name") == TestKey("headline", headline.metric).name).row(0, named=True)
         check = _check(headline, ht[0], row, floor)
-    return Alert(bool(reasons), tuple(reasons), table, figures, check, tuple(segment_notes))
+    return Alert(bool(reasons), tuple(reasons), table, figures, check, tuple(segment_notes), tuple(untested_notes))

@@ -55,6 +55,8 @@ def summary_markdown(plan: "Plan", a: "PeriodAssessment", period_column: str, po
         lines += ["## Reasons", ""] + [f"- {r}" for r in d.texts] + [""]
     if d.segment_notes:
         lines += ["## Segments not tested", ""] + [f"- {r}" for r in d.segment_notes] + [""]
+    if d.untested_notes:
+        lines += ["## Not tested", ""] + [f"- {r}" for r in d.untested_notes] + [""]
     if d.headline:
         h = d.headline
         lines += [f"Headline {h.metric}: {h.value:.4f} (interval {h.low:.4f} - {h.high:.4f}), floor {h.floor:.4f}.", ""]

@@ -76,3 +76,18 @@ def test_the_period_note_says_which_shift_the_estimate_assumed_and_flags_degener
     assert "covariate shift assumed" in covariate and "83% of the discrepancy left" in covariate
     broken = note(**{"estimated/reliable": 0.0, "estimated/degenerate": 1.0})
     assert "UNRELIABLE: most of the period's rows have the same scores" in broken
+
+
+def test_the_summary_lists_the_segments_and_the_tests_not_given_under_their_own_headings():
+    """A note of a segment not tested and one of a test the period's data cannot give each go under
+    their own heading of monitoring_summary.md, once."""
+    from tasks.render.markdown import summary_markdown
+
+    d = mon.decide_alert({}, segment_notes=("retailer=shop_9: 12 rows, too few to test",),
+                         untested_notes=("the price-impact table is not given",))
+    plan = SimpleNamespace(model="m", period="2024-10", reference="ref.parquet", current="cur.parquet",
+                           current_filter=None, cur_layout=SimpleNamespace(label="label"))
+    text = summary_markdown(plan, SimpleNamespace(decision=d, metrics={"n_rows": 10}), "period", None)
+    assert "## Segments not tested\n\n- retailer=shop_9: 12 rows, too few to test\n" in text
+    assert "## Not tested\n\n- the price-impact table is not given\n" in text and text.count("price-impact") == 1
+    assert d.notes == ["retailer=shop_9: 12 rows, too few to test", "the price-impact table is not given"]

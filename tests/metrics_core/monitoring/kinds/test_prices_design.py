@@ -18,6 +18,7 @@ import pytest
 
 from metrics_core import drift
 from metrics_core.monitoring import Bins, assess_period, update
+from metrics_core.monitoring.assess import UNEQUAL_WEIGHTS_UNTESTED
 from metrics_core.monitoring.kinds import TestKey
 from metrics_core.monitoring.kinds.prices import (CELL_GROUPS, _cell_tests, _design_group, design_cells,
                                                   price_test)
@@ -189,6 +190,8 @@ def test_assess_period_runs_the_price_cell_tests_of_a_design_weighted_delivery()
     assert t.details["n_current"] < 0.8 * labelled_a  # Kish's effective size, not the labelled rows
     assert "price_label_shift/a" in out.metrics
     assert not any(r.key.kind in CELL_KINDS for r in out.reasons)
+    assert "price_impact.json" not in out.tables  # not given under unequal weights, and said so once
+    assert [n for n in out.decision.notes if "price-impact table are not given" in n] == [UNEQUAL_WEIGHTS_UNTESTED]
     per_class = out.tables["per_class_performance.json"]
     recall = per_class.filter(pl.col("class") == "r")["recall"][0]
     truth = ((pred == 3) & (y == 3)).sum() / (y == 3).sum()
