@@ -16,10 +16,10 @@ from metrics_core.monitoring import KINDS, AlertPolicy
 from metrics_core.monitoring.kinds import PanelSpec
 from metrics_core.monitoring.estimate import PREFIX as ESTIMATE_PREFIX
 from tasks import IO
-from tasks.alerts import alert_tags, logged_alert, reasons_from_tags, verdict
+from tasks.alerts import alert_tags, logged_alert, verdict
 from tasks.config import sources
 from tasks.config.spec import RunSpec
-from tasks.metric_names import mlflow_metrics, semantic_metrics
+from tasks.metric_names import mlflow_metrics
 from tasks.monitor import Assessment, History, Logged, Plan
 from tasks.render.feature_panel import FEATURE_PLOT, PANELS, feature_frame, plot_features
 from tasks.render.markdown import alert_markdown, parent_note, period_note, summary_markdown
@@ -98,10 +98,9 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
     [0.1]
     """
     policy = policy or AlertPolicy()
-    rows = {p: (semantic_metrics(run.metrics), reasons_from_tags(run.tags))
-            for p, run in history.periods.items() if p != period}
-    rows[period] = (metrics, tuple(reasons))
-    periods = sorted(rows, key=sources.period_index)
+    logged = history.with_period(period, metrics, metrics.get("alert") == 1.0, reasons)
+    rows = {p: (m, why) for p, (m, _, why) in logged}
+    periods = list(rows)
 
     def col(key: str, scale: float = 1.0) -> list[float]:
         return [float(rows[p][0].get(key, math.nan)) * scale for p in periods]
@@ -163,11 +162,8 @@ def feature_series(history: History, period: str, a: Assessment) -> pl.DataFrame
     """The input features' summary per period (:func:`tasks.render.feature_panel.feature_frame`): the
     logged periods' metrics read back under their semantic keys and their reason records (from
     ``history``), and the period at hand; None when no period watched features."""
-    runs = {p: (semantic_metrics(run.metrics), reasons_from_tags(run.tags))
-            for p, run in history.periods.items() if p != period}
-    runs[period] = (a.metrics, a.assessment.reasons)
-    order = sorted(runs, key=sources.period_index)
-    return feature_frame(order, [runs[p][0] for p in order], [runs[p][1] for p in order])
+    rows = history.with_period(period, a.metrics, a.assessment.alert, a.assessment.reasons)
+    return feature_frame([p for p, _ in rows], [m for _, (m, _, _) in rows], [why for _, (_, _, why) in rows])
 
 
 def _feature_plot(spec: RunSpec, frame: pl.DataFrame | None, folder: Path) -> Path | None:
@@ -205,7 +201,8 @@ def period_content(spec: RunSpec, plan: Plan, a: Assessment) -> RunContent:
     return RunContent(
         period_run_name(spec.name, plan.period, judged.alert),
         params={"period": plan.period, "current_source": plan.current, "reference_source": plan.reference,
-                "labels": json.dumps(plan.labels, default=str, ensure_ascii=False), "headline_metric": judged.headline_metric,
+                "labels": json.dumps(plan.labels, default=str, ensure_ascii=False),
+                "headline_metric": judged.headline_metric,
                 "spec_fingerprint": spec.fingerprint()},
         metrics=dict(sorted(mlflow_metrics(a.metrics, judged.headline_metric).items())), tags=tags,
         tables=dict(judged.tables),
@@ -275,12 +272,8 @@ def period_rows(history: History, period: str, a: Assessment) -> list[dict]:
     ``history``) and the period at hand (verdict, rows, headline or its estimate, reasons, the
     strongest reason, the segments its reasons name)."""
     metric = a.assessment.headline_metric
-    runs = {p: (semantic_metrics(run.metrics), logged_alert(run.tags), reasons_from_tags(run.tags))
-            for p, run in history.periods.items() if p != period}
-    runs[period] = (a.metrics, a.assessment.alert, a.assessment.reasons)
     rows = []
-    for p in sorted(runs, key=sources.period_index):
-        m, alert, why = runs[p]
+    for p, (m, alert, why) in history.with_period(period, a.metrics, a.assessment.alert, a.assessment.reasons):
         rows.append({"period": p, "verdict": verdict(alert, m), "rows": m.get("n_rows"),
                      metric: m.get(metric), f"estimated {metric}": m.get(f"{ESTIMATE_PREFIX}{metric}"),
                      "reasons": len(why), "strongest reason": why[0].summary if why else "",

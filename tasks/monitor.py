@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta, timezone
 
 import pyarrow.dataset as pads
@@ -167,6 +168,19 @@ class History:
     def done(self) -> RunSummary | None:
         """The FINISHED run of the period at hand, if any."""
         return self.periods.get(self.period)
+
+    @cached_property
+    def read_back(self) -> dict[str, tuple[dict, bool, tuple]]:
+        """Each logged period's (metrics under their semantic keys, alert, reason records), read from
+        its run once for every panel and page drawn from them."""
+        return {p: (semantic_metrics(run.metrics), logged_alert(run.tags), reasons_from_tags(run.tags))
+                for p, run in self.periods.items()}
+
+    def with_period(self, period: str, metrics: dict, alert: bool, reasons) -> list[tuple[str, tuple]]:
+        """:attr:`read_back` with ``period`` as computed now (its ``metrics``, ``alert``, ``reasons``, in
+        place of any run logged before), as (period, (metrics, alert, reasons)) in time order."""
+        rows = {**self.read_back, period: (metrics, alert, tuple(reasons))}
+        return [(p, rows[p]) for p in sorted(rows, key=sources.period_index)]
 
 
 def _history(store: MlflowStore, period: str, parent_key: str, child_key: str) -> History:
