@@ -352,22 +352,9 @@ def model_assisted_metric(sample: SampleStats, conditional, metric: str, *, beta
 
 def model_assisted_metrics(sample: SampleStats, conditional, metrics, *, beta: float = 1.0, level: float = 0.95
                            ) -> dict[str, tuple[float, tuple[float, float]]]:
-    """:func:`model_assisted_metric` of several metrics at once (one evaluation of the formulas for all).
-
-    Parameters
-    ----------
-    sample, conditional
-        As for :func:`model_assisted_metric`.
-    metrics : sequence of str
-        Count-based metric keys.
-    beta, level
-        As for :func:`design_metric`.
-
-    Returns
-    -------
-    dict of str to (value, (low, high))
-        Keyed by metric, in the order given.
-    """
+    """:func:`model_assisted_metric` of several metrics at once (one evaluation of the formulas for all);
+    ``sample`` and ``conditional`` as there, ``metrics``, ``beta``, ``level`` and the result as for
+    :func:`design_metrics`."""
     c = _conditional(sample, conditional)
     return _estimates(sample, _model_assisted_confusion(sample, c), _names(metrics), beta, level, _linearised(c),
                       True, "model_assisted_metric")
