@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterator
@@ -20,7 +21,8 @@ except ImportError:  # pragma: no cover - a scipy release that moves it: the pub
 
 from metrics_core.monitoring.period import PeriodStats
 
-__all__ = ["CalibrationMap", "fit_calibration_map", "cached_calibration_map", "calibration_targets", "coarsen"]
+__all__ = ["CalibrationMap", "bootstrap_stack", "fit_calibration_map", "cached_calibration_map", "calibration_targets",
+           "coarsen"]
 
 
 def _isotonic_fitter(keys: np.ndarray, n: np.ndarray):
@@ -206,6 +208,49 @@ def cached_calibration_map(reference: PeriodStats, n_boot: int, seed: int) -> Ca
         while len(_FITTED) > 1 and total > CACHE_BYTES:
             total -= _nbytes(_FITTED.popitem(last=False)[1])
     return fitted
+
+
+_STACKS: OrderedDict[tuple, tuple] = OrderedDict()
+
+#: Memory the remembered bootstrap stacks may hold together (the newest is always kept): a 10-class
+#: map's 200 replicates are 16 MB.
+STACK_CACHE_BYTES = 64 * 2**20
+
+
+def bootstrap_stack(cal_map: CalibrationMap, seed: int | None, n_boot: int
+                    ) -> tuple[np.ndarray, np.random.Generator]:
+    """``n_boot`` replicates of ``cal_map.cond`` drawn by a generator seeded ``seed``
+    (:meth:`CalibrationMap.bootstrap_conditionals`), stacked, and that generator after drawing them.
+
+    The replicates depend on the reference alone, so every period judged against it draws the
+    same ones; the most recent stacks are remembered (read-only, up to :data:`STACK_CACHE_BYTES`)
+    while their map lives, and a remembered stack comes with a new generator in the state the
+    draws left it in: the caller's later draws are the ones it would have made after drawing
+    them itself. A ``seed`` of None is not remembered.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.random.Generator)
+        The replicates, shape (n_boot, *cal_map.cond.shape), and the generator.
+    """
+    rng = np.random.default_rng(seed)
+    if seed is None:
+        return np.stack(list(cal_map.bootstrap_conditionals(rng, n_boot))), rng
+    key = (id(cal_map), seed, n_boot)
+    with _FITTED_LOCK:
+        hit = _STACKS.get(key)
+        if hit is not None and hit[0]() is cal_map:
+            _STACKS.move_to_end(key)
+            rng.bit_generator.state = hit[2]
+            return hit[1], rng
+    stack = np.stack(list(cal_map.bootstrap_conditionals(rng, n_boot)))
+    stack.flags.writeable = False
+    with _FITTED_LOCK:
+        _STACKS[key] = (weakref.ref(cal_map), stack, rng.bit_generator.state)
+        total = sum(v[1].nbytes for v in _STACKS.values())
+        while len(_STACKS) > 1 and total > STACK_CACHE_BYTES:
+            total -= _STACKS.popitem(last=False)[1][1].nbytes
+    return stack, rng
 
 
 def calibration_targets(cal) -> list:

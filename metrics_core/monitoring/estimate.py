@@ -12,8 +12,8 @@ from scipy import stats as sps
 from metrics_core.calibration import calibration_metrics
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.intervals import metric_range, replicate_interval
-from metrics_core.monitoring.calibration_map import (CalibrationMap, cached_calibration_map, calibration_targets,
-                                                     coarsen, fit_calibration_map)
+from metrics_core.monitoring.calibration_map import (CalibrationMap, bootstrap_stack, cached_calibration_map,
+                                                     calibration_targets, coarsen, fit_calibration_map)
 from metrics_core.monitoring.decision import MIN_EXPECTED, Headline
 from metrics_core.monitoring.label_shift import (MIN_SUPPORT, MIN_SUPPORT_SHARE, PREFIX, ShiftChoice, adjust,
                                                  cell_posteriors, choose_shift, coarse_own, em_priors, own_scores,
@@ -182,7 +182,7 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
             rep_exp, rep_var = _expected_from_bins(task, cond, h)
             drawn[r] = _draw(task, rep_exp, rep_var, n_k, rng)
     else:
-        expected, drawn = _label_shift_draws(task, cal_map, h, priors, n_k, n_boot, rng)
+        expected, drawn = _label_shift_draws(task, cal_map, h, priors, n_k, n_boot, seed)
     drawn += known
     point = _metrics(task, expected + known, beta)
     reps = _metrics(task, drawn, beta)
@@ -218,12 +218,14 @@ def _from_posteriors(post: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.
     return (np.einsum("kb,...kbj->...jk", own, post), np.einsum("kb,...kbj->...jk", own, post * (1 - post)))
 
 
-def _label_shift_draws(task, cal_map, h, priors: PriorShift, n_k, n_boot, rng):
-    """Point expected confusion and ``n_boot`` drawn confusions under re-estimated priors."""
+def _label_shift_draws(task, cal_map, h, priors: PriorShift, n_k, n_boot, seed):
+    """Point expected confusion and ``n_boot`` drawn confusions under re-estimated priors; the
+    generator seeded ``seed`` draws the maps' replicates first (remembered per reference,
+    :func:`~metrics_core.monitoring.calibration_map.bootstrap_stack`), then the rest."""
     own = own_scores(task, h)
     post, w = priors.fit(task, cal_map.cond, own)
     expected, _ = _from_posteriors(adjust(post, w), own)
-    conds = np.stack(list(cal_map.bootstrap_conditionals(rng, n_boot)))
+    conds, rng = bootstrap_stack(cal_map, seed, n_boot)
     n = int(round(own.sum()))
     boot = rng.multinomial(n, (own / own.sum()).ravel(), size=n_boot).reshape(n_boot, *own.shape).astype(float)
     post_r, w_r = priors.fit(task, conds, boot)

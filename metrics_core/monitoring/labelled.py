@@ -12,7 +12,7 @@ from scipy.stats import norm
 
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.errors import InputError
-from metrics_core.monitoring.calibration_map import CalibrationMap
+from metrics_core.monitoring.calibration_map import CalibrationMap, bootstrap_stack
 from metrics_core.monitoring.decision import POWER, Headline
 from metrics_core.monitoring.period import PeriodStats
 from metrics_core.monitoring.policy import AlertPolicy
@@ -144,9 +144,8 @@ def design_calibration_change(cal_map: CalibrationMap, sample: SampleStats, task
     p = cond[k, b, target]
     exp = np.bincount(coarse, weights=a * p, minlength=n_bins)
     var = np.bincount(coarse, weights=a2 * p * (1 - p), minlength=n_bins)
-    rng = np.random.default_rng(seed)
     reps = [np.bincount(coarse, weights=a * conditional_from_map(dataclasses.replace(cal_map, cond=rep), task)[
-        k, b, target], minlength=n_bins) for rep in cal_map.bootstrap_conditionals(rng, n_boot)]
+        k, b, target], minlength=n_bins) for rep in (bootstrap_stack(cal_map, seed, n_boot)[0] if n_boot else ())]
     ref_var = np.var(reps, axis=0) if reps else np.zeros(n_bins)
     scale = np.divide(rows, rows2, out=np.zeros(n_bins), where=rows2 > 0)
     name = "top_label" if task == "multiclass" else str(sample.strata[1])

@@ -37,6 +37,39 @@ def test_each_bootstrap_replicate_is_the_map_refitted_on_redrawn_positives():
         np.testing.assert_array_equal(cond, cal_map.conditional(pos=pos))
 
 
+def test_a_remembered_bootstrap_stack_gives_the_draws_and_the_generator_of_drawing_it_anew(monkeypatch):
+    """The label-shift estimate draws the reference maps' replicates first, from a new generator: a
+    remembered stack is those replicates and comes with the generator in the state they left it in;
+    another map, seed or size is drawn anew; a byte limit drops the oldest stacks."""
+    pred, y, s = _binary_rows(4000, 5)
+    ref = update("binary", np.array([0, 1]), Bins(), pred, label_idx=y, scores=s)
+    cal_map = calibration_map.fit_calibration_map(ref, n_boot=0)
+    calibration_map._STACKS.clear()
+
+    def anew(seed, n_boot):
+        rng = np.random.default_rng(seed)
+        return np.stack(list(cal_map.bootstrap_conditionals(rng, n_boot))), rng
+
+    for _ in range(2):  # drawn, then remembered
+        (stack, rng), (want, want_rng) = calibration_map.bootstrap_stack(cal_map, 3, 4), anew(3, 4)
+        np.testing.assert_array_equal(stack, want)
+        np.testing.assert_array_equal(rng.standard_normal(5), want_rng.standard_normal(5))
+    assert len(calibration_map._STACKS) == 1 and not stack.flags.writeable
+    np.testing.assert_array_equal(calibration_map.bootstrap_stack(cal_map, 4, 4)[0], anew(4, 4)[0])
+    assert calibration_map.bootstrap_stack(cal_map, 3, 2)[0].shape[0] == 2 and len(calibration_map._STACKS) == 3
+    monkeypatch.setattr(calibration_map, "STACK_CACHE_BYTES", stack.nbytes)
+    calibration_map.bootstrap_stack(cal_map, 5, 4)
+    assert list(calibration_map._STACKS) == [(id(cal_map), 5, 4)]
+
+
+def _binary_rows(n: int, seed: int):
+    """Predictions, labels and scores of ``n`` binary rows whose scores are informative."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(int)
+    s = np.clip(0.3 + 0.4 * (y - 0.3) + 0.2 * rng.standard_normal(n), 0, 1)
+    return (s >= 0.5).astype(int), y, s[:, None]
+
+
 def test_the_reference_map_is_fitted_once_per_reference_content():
     ref, cur = scored_rows(6_000, 0, "2023-12"), scored_rows(3_000, 1, "2024-01")
     calibration_map._FITTED.clear()
