@@ -141,7 +141,8 @@ def _save(fig: Figure, path) -> Path:
         except ValueError:  # as Figure.draw: a layout that cannot be made leaves the axes where they are
             pass
         fig.set_layout_engine(None)
-    fig.savefig(path, dpi=DPI, format="png")
+    # zlib level 3 instead of Pillow's 6: the same pixels, 30 % less encoding time, files about 4 % larger
+    fig.savefig(path, dpi=DPI, format="png", pil_kwargs={"compress_level": 3})
     fig.clear()
     return path
 
