@@ -8,7 +8,7 @@ from prefect import flow
 from prefect.utilities.annotations import opaque
 
 from flows.dask_map import parallel_slots, tree_reduce, wait_in_order
-from flows.runners import is_dask
+from flows.runners import api_for, check_scheduler, is_dask, running_on_dask, task_runner
 from metrics_core.monitoring import PeriodStats
 from tasks.alerts import raise_alert
 from tasks.config.spec import RunSpec, load_spec
@@ -39,8 +39,18 @@ def monitor_period(spec: Any = None, period: str = "", current: str | None = Non
     -> MLflow (a child run per period under a parent per model and reference window; FINISHED
     only when complete) -> alert event and artifact when the period alerts for the first time.
     Returns a :class:`PeriodResult`.
+
+    A spec whose ``task_runner`` is Dask, run on another task runner (a scheduled deployment's run
+    under ``classwatch serve``, or a plain call), runs the period as a subflow of the same name on
+    that Dask runner (``classwatch monitor`` sets the runner itself).
     """
     s = load_spec(spec, data={"current": current})
+    if is_dask(s.task_runner) and not running_on_dask():
+        # A deployment's run (`classwatch serve`) or a plain call starts on Prefect's default runner:
+        # the period runs as a subflow on the spec's Dask runner instead
+        check_scheduler(s.task_runner)
+        with api_for(s.task_runner):
+            return monitor_period.with_options(task_runner=task_runner(s.task_runner))(s, period, None, force)
     period = resolve_period(period)
     store = open_store(s)
     # One process at a time per period (a scheduled run racing a manual one): the second finds it logged.

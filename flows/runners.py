@@ -146,6 +146,14 @@ def needs_api_server(runner: str) -> bool:
     return is_dask(runner)
 
 
+def running_on_dask() -> bool:
+    """Whether the flow run in progress has a Dask task runner (False outside a flow run)."""
+    from prefect.context import FlowRunContext
+
+    ctx = FlowRunContext.get()
+    return ctx is not None and type(ctx.task_runner).__name__ == "DaskTaskRunner"
+
+
 def is_dask(runner: str) -> bool:
     """Whether ``runner`` runs a flow's tasks on Dask: ``dask`` (a local cluster) or a scheduler's address.
 

@@ -1,5 +1,6 @@
-"""monitor_period on a real 2-worker Dask LocalCluster: segments, input features and a labelled sample with design
-weights, scanned as groups of partitions on the workers and merged there, equal the local stream's assessment."""
+"""monitor_period on a real 2-worker Dask LocalCluster named by the spec: segments, input features and a labelled
+sample with design weights, scanned as groups of partitions on the workers and merged there, equal the local stream's
+assessment."""
 
 from __future__ import annotations
 
@@ -32,14 +33,17 @@ def _rows(n: int, seed: int, period: str, sampled: bool = False) -> pl.DataFrame
 
 
 def _task_names(flow_run_id) -> list[str]:
+    """The task runs' names of the flow run's subflow runs."""
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, FlowRunFilterParentFlowRunId
 
     deadline = time.monotonic() + 20
     while True:  # task runs reach the API as events, recorded a moment later
         with get_client(sync_client=True) as c:
+            children = [r.id for r in c.read_flow_runs(flow_run_filter=FlowRunFilter(
+                parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[flow_run_id])))]
             names = [r.name.rsplit("-", 1)[0] for r in c.read_task_runs(
-                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))]
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=children)))] if children else []
         if names.count("scan-source-part") >= 4 or time.monotonic() > deadline:
             return names
         time.sleep(0.5)
@@ -49,7 +53,6 @@ def _task_names(flow_run_id) -> list[str]:
 def test_a_period_with_segments_features_and_a_sample_on_dask_equals_the_local_stream(
         prefect_harness, cluster, tmp_path, store):
     from flows.monitor_period import monitor_period
-    from flows.runners import api_for, task_runner
 
     period = PERIODS[0]
     (tmp_path / "deliveries").mkdir()
@@ -62,10 +65,9 @@ def test_a_period_with_segments_features_and_a_sample_on_dask_equals_the_local_s
             "columns": {"segments": ["retailer"], "features": ["pack_size", "title"]},
             "mlflow": {"experiment": "monitor-dask", "tracking_uri": store}}
     local = monitor_period({**spec, "name": "local"}, period)
-    runner = cluster.scheduler_address
-    with api_for(runner):
-        state = monitor_period.with_options(task_runner=task_runner(runner))(
-            {**spec, "name": "on-dask", "task_runner": runner}, period, return_state=True)
+    # called as a deployment's run calls it, on Prefect's default runner: it runs on the spec's cluster
+    state = monitor_period({**spec, "name": "on-dask", "task_runner": cluster.scheduler_address}, period,
+                           return_state=True)
     on_dask = state.result()
 
     names = _task_names(state.state_details.flow_run_id)
