@@ -19,7 +19,7 @@ def alert_table(periods: list, title: str = "Retraining alerts per period") -> T
     shown = {"retrain": "[bold red]RETRAIN[/bold red]",
              "not enough labels to judge": "[yellow]not enough labels[/yellow]"}
     for p in periods:
-        first = escape(textwrap.shorten(p.reasons[0].summary, 90, placeholder=" ...")) if p.reasons else ""
+        first = escape(strongest(p.reasons[0])) if p.reasons else ""
         sampled = p.metrics.get("sample/labelled_rows")
         labels = (f"sample of {int(sampled):,}" if sampled is not None else "yes" if p.labelled
                   else "no, estimate UNRELIABLE" if p.metrics.get("estimated/reliable") == 0.0 else "no")
@@ -27,6 +27,17 @@ def alert_table(periods: list, title: str = "Retraining alerts per period") -> T
                       shown.get(p.verdict, "none"),
                       f"{first} ({len(p.reasons)})" if p.reasons else "")
     return table
+
+
+def strongest(reason, width: int = 90) -> str:
+    """A reason's one-line summary cut to about ``width`` characters, its caveat (an estimate flagged
+    UNRELIABLE) kept whole at the end: the cut must not drop what the figure cannot be read without."""
+    caveat = f", {reason.caveat}" if reason.caveat else ""
+    head, room = reason.summary[:len(reason.summary) - len(caveat)], max(40, width - len(caveat))
+    cut = textwrap.shorten(head, room, placeholder=" ...")
+    if cut == "...":  # its first word alone is longer than the room (a long segment value): cut inside it
+        cut = head[:room - 4] + " ..."
+    return cut + caveat
 
 
 #: Reasons of an alerting period the summary lists; the rest are counted (all are in the run's alert.md).
