@@ -31,9 +31,14 @@ def alert_table(periods: list, title: str = "Retraining alerts per period") -> T
 
 def strongest(reason, width: int = 90) -> str:
     """A reason's one-line summary cut to about ``width`` characters, its caveat (an estimate flagged
-    UNRELIABLE) kept whole at the end: the cut must not drop what the figure cannot be read without."""
+    UNRELIABLE and why, without the figures in brackets) kept at the end: the cut must not drop what
+    the figure cannot be read without."""
     caveat = f", {reason.caveat}" if reason.caveat else ""
-    head, room = reason.summary[:len(reason.summary) - len(caveat)], max(40, width - len(caveat))
+    head = reason.summary[:len(reason.summary) - len(caveat)]
+    if len(head) + len(caveat) <= width:
+        return head + caveat
+    caveat = caveat.split(" (", 1)[0]  # "UNRELIABLE: <why>", without its figures (they are in the run)
+    room = max(70, width - len(caveat))
     cut = textwrap.shorten(head, room, placeholder=" ...")
     if cut == "...":  # its first word alone is longer than the room (a long segment value): cut inside it
         cut = head[:room - 4] + " ..."

@@ -205,7 +205,8 @@ def test_an_unreliable_estimate_is_marked_in_the_table_and_the_estimated_line():
 
 
 def test_the_tables_strongest_reason_keeps_its_caveat_whole_when_cut():
-    """A long reason cut to 90 characters lost its closing "UNRELIABLE: ..." clause in the table."""
+    """A long reason cut to 90 characters lost its closing "UNRELIABLE: ..." clause in the table; the
+    clause is kept, without its figures in brackets."""
     from classwatch.commands.summary import strongest
     from metrics_core.monitoring import Reason, TestKey
 
@@ -214,7 +215,7 @@ def test_the_tables_strongest_reason_keeps_its_caveat_whole_when_cut():
                     0.2, 0.02, 1e-4, 0.1, 0.3, caveat=caveat)
     assert len(reason.summary) > 90 and reason.summary.endswith(caveat)
     cut = strongest(reason)
-    assert cut.endswith(", " + caveat) and " ..." in cut and cut.startswith("retailer=shop_")
+    assert cut.endswith(", UNRELIABLE: degenerate scores") and " ..." in cut and cut.startswith("retailer=shop_")
     plain = Reason(TestKey("prevalence_pred", "bread"), 0.03, 0.02, 1e-4, 0.1, 0.13)
     assert strongest(plain) == plain.summary  # short: as it is
 
