@@ -83,7 +83,9 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
     under their semantic keys) and the period at hand (``metrics``, ``reasons``), in time order;
     the panels with data; per panel, the periods whose alert a test of that panel raised.
 
-    The frame's column ``<panel>_alert_at`` holds, per period, the height of the panel's alert mark:
+    The frame's column ``<panel>_in_segment`` says per period whether only tests within segments
+    raised the panel's alert (its whole-period line need not cross the threshold then), and
+    ``<panel>_alert_at`` holds the height of the panel's alert mark:
     the value of the line whose metric raised the alert (the headline's reason names its metric, the
     measured ``f1`` or the estimated ``estimated/f1``; another kind's its summary metric,
     :attr:`~metrics_core.monitoring.Kind.worst`; the higher when two lines did), else (error cells
@@ -117,14 +119,18 @@ def over_time(history: History, period: str, metrics: dict, reasons, headline: s
              if any(math.isfinite(v) for c in (p.column, *(e for e, _ in p.extra)) for v in frame[c])]
     alerts: dict[str, list[str]] = {p.column: [] for p in shown}
     marks = {p.column: [math.nan] * len(periods) for p in shown}
+    inside = {p.column: [False] * len(periods) for p in shown}
     for i, period_ in enumerate(periods):
         m, why = rows[period_]
         kinds = {r.kind for r in why}
         for p in shown:  # an alert without its records (logged before they existed) is marked on every panel
             if (kinds & set(p.kinds)) or (m.get("alert") == 1.0 and not why):
                 alerts[p.column].append(period_)
-                marks[p.column][i] = _mark_height(frame, i, specs[p.column], [r for r in why if r.kind in p.kinds])
-    frame = frame.with_columns(pl.Series(f"{c}_alert_at", v, dtype=pl.Float64) for c, v in marks.items())
+                raised = [r for r in why if r.kind in p.kinds]
+                marks[p.column][i] = _mark_height(frame, i, specs[p.column], raised)
+                inside[p.column][i] = bool(raised) and all(r.key.segment for r in raised)
+    frame = frame.with_columns([*(pl.Series(f"{c}_alert_at", v, dtype=pl.Float64) for c, v in marks.items()),
+                                *(pl.Series(f"{c}_in_segment", v, dtype=pl.Boolean) for c, v in inside.items())])
     return frame, shown, alerts
 
 
@@ -154,8 +160,9 @@ def _plot(spec: RunSpec, history: History, period: str, a: Assessment, folder: P
         bands={p.column: p.band for p in shown if p.band}, xlabel="period (month)",
         threshold_legends={p.column: p.threshold_legend for p in shown},
         marks={p.column: f"{p.column}_alert_at" for p in shown},
+        within={p.column: f"{p.column}_in_segment" for p in shown},
         title=f"{spec.name}: monitoring over periods, {n_alerts} with an alert\n"
-              "dashed: practical threshold; red: alert raised by this panel's test")
+              "dashed: practical threshold; red: alert raised by this panel's test (hollow: within a segment)")
 
 
 def feature_series(history: History, period: str, a: Assessment) -> pl.DataFrame | None:

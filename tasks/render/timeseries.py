@@ -31,17 +31,24 @@ def _threshold(ax, frame, positions, threshold, text: str) -> list:
     return [(line, text)]
 
 
-def _alerts(ax, positions, values, periods, alert_periods) -> list:
+def _alerts(ax, positions, values, periods, alert_periods, within: np.ndarray | None = None) -> list:
+    """Shade the alert periods and mark them: filled, or hollow where ``within`` (the test raised the
+    alert only within segments, so the panel's whole-period line need not cross its threshold)."""
     flagged = np.array([p in alert_periods for p in periods], dtype=bool)
     if not flagged.any():
         return []
     for pos in positions[flagged]:
         ax.axvspan(pos - 0.4, pos + 0.4, color="#e74c3c", alpha=0.12, zorder=1, linewidth=0)
-    shown = np.where(np.isfinite(values[flagged]), values[flagged], np.nanmin(values) if np.isfinite(values).any()
-                     else 0.0)
-    marks = ax.plot(positions[flagged], shown, linestyle="none", marker="v", markersize=8, color=ALERT_RED,
-                    zorder=4)[0]
-    return [(marks, f"alert raised by this test ({int(flagged.sum())})")]
+    height = np.where(np.isfinite(values), values, np.nanmin(values) if np.isfinite(values).any() else 0.0)
+    within = np.zeros(flagged.size, dtype=bool) if within is None else within & flagged
+    out = []
+    for which, face, text in ((flagged & ~within, ALERT_RED, "alert raised by this test"),
+                              (within, "white", "alert raised by this test within a segment")):
+        if which.any():
+            marks = ax.plot(positions[which], height[which], linestyle="none", marker="v", markersize=8,
+                            color=ALERT_RED, markerfacecolor=face, markeredgewidth=1.5, zorder=4)[0]
+            out.append((marks, f"{text} ({int(which.sum())})"))
+    return out
 
 
 def plot_time_series(frame, metrics: Sequence[str], path, *, alerts=None, period_column: str = "period",
@@ -50,7 +57,8 @@ def plot_time_series(frame, metrics: Sequence[str], path, *, alerts=None, period
                      bands: Mapping[str, tuple[str, str]] | None = None,
                      extra: Mapping[str, Sequence[tuple[str, str]]] | None = None,
                      legends: Mapping[str, str] | None = None, threshold_legends: Mapping[str, str] | None = None,
-                     xlabel: str | None = None, marks: Mapping[str, str] | None = None) -> Path:
+                     xlabel: str | None = None, marks: Mapping[str, str] | None = None,
+                     within: Mapping[str, str] | None = None) -> Path:
     """One panel per metric column over periods: its threshold, interval, alert periods marked.
 
     Parameters
@@ -85,6 +93,9 @@ def plot_time_series(frame, metrics: Sequence[str], path, *, alerts=None, period
         Per metric, the column holding the height of each period's alert mark (the value of the
         line whose test raised it; nan where that is unknown). Without it, or where it is nan, the
         mark sits on the highest line of the panel.
+    within : mapping, optional
+        Per metric, the column saying (true) in which periods only tests within segments raised the
+        panel's alert: those marks are drawn hollow, with their own legend.
 
     Returns the path of the PNG written.
     """
@@ -122,7 +133,8 @@ def plot_time_series(frame, metrics: Sequence[str], path, *, alerts=None, period
         if metric in (marks or {}):
             at = _values(frame, marks[metric])
             top = np.where(np.isfinite(at), at, top)
-        shown += _alerts(ax, positions, top, periods, {str(p) for p in alerts.get(metric, [])})
+        inside = np.asarray([bool(v) for v in frame[within[metric]]]) if metric in (within or {}) else None
+        shown += _alerts(ax, positions, top, periods, {str(p) for p in alerts.get(metric, [])}, inside)
         unit = units.get(metric) or (None if metric in labels else "index" if "psi" in metric.lower() else "fraction")
         ax.set_ylabel(labels.get(metric, metric) + (f"\n({unit})" if unit else ""), fontsize=9)
         ax.grid(True, color="#eeeeee", linewidth=0.6, zorder=0)

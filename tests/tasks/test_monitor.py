@@ -154,6 +154,35 @@ def test_an_alert_mark_sits_on_the_line_of_the_metric_that_raised_it():
     assert price[1] == pytest.approx(30.0) and price[0] != price[0]  # nan: no price alert in 2024-02
 
 
+def test_an_alert_raised_only_within_segments_is_marked_hollow(tmp_path, monkeypatch):
+    """A panel whose alert came from a segment's test only: its whole-period line may stay under the
+    threshold, and the filled mark read as an alert below it (the demo's class-mix panel, 2024-11)."""
+    import polars as pl
+
+    from metrics_core.monitoring import Alert, Reason, TestKey
+    from tasks.alerts import alert_tags
+    from tasks.monitor import History
+    from tasks.render import timeseries
+    from tasks.store.mlflow import RunSummary
+
+    shop = Reason(TestKey("score", "tea", ("retailer", "shop_1")), 0.09, 0.02, 1e-6, 0.4, 0.5)
+    whole = Reason(TestKey("score", "tea"), 0.03, 0.02, 1e-6, 0.4, 0.43)
+    logged = RunSummary("2024-02", "FINISHED", alert_tags(Alert(True, (shop,), pl.DataFrame(), {})),
+                        {"alert": 1.0, "max_score_wasserstein": 0.01}, "1")
+    h = History("2024-03", "p", "p|2024-03", None, {"2024-02": logged})
+    frame, _, alerts = over_time(h, "2024-03", {"alert": 1.0, "max_score_wasserstein": 0.03}, [whole, shop], "f1")
+    assert alerts["max_score_wasserstein"] == ["2024-02", "2024-03"]
+    assert frame["max_score_wasserstein_in_segment"].to_list() == [True, False]
+    figures = []
+    monkeypatch.setattr(timeseries, "_save", lambda fig, path: figures.append(fig) or path)
+    timeseries.plot_time_series(frame, ["max_score_wasserstein"], tmp_path / "t.png", alerts=alerts,
+                                within={"max_score_wasserstein": "max_score_wasserstein_in_segment"})
+    legend = [t.get_text() for t in figures[0].axes[0].get_legend().get_texts()]
+    assert legend[-2:] == ["alert raised by this test (1)", "alert raised by this test within a segment (1)"]
+    faces = [line.get_markerfacecolor() for line in figures[0].axes[0].get_lines() if line.get_marker() == "v"]
+    assert faces == [timeseries.ALERT_RED, "white"]
+
+
 def test_plot_time_series_draws_the_marks_at_their_column(tmp_path, monkeypatch):
     """The marks are drawn at the heights the frame gives (``marks``), not on the panel's highest line."""
     import polars as pl
