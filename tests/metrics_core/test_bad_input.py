@@ -174,4 +174,6 @@ def test_zero_weight_row_with_scores_outside_0_1_leaves_log_loss_alone():
     assert got.metrics == pytest.approx(expected.metrics, rel=1e-12, nan_ok=True)
     assert got.intervals == expected.intervals
     b = mc.binary_report((y == 1).astype(int), y_score=bad[:, 1], sample_weight=w)
-    assert b.metrics["log_loss"] == mc.binary_report((y[1:] == 1).astype(int), y_score=s[1:, 1]).metrics["log_loss"]
+    # weighted and unweighted sums of 49 losses may differ in the last bit, not more
+    assert b.metrics["log_loss"] == pytest.approx(
+        mc.binary_report((y[1:] == 1).astype(int), y_score=s[1:, 1]).metrics["log_loss"], rel=1e-14)
