@@ -52,6 +52,22 @@ def test_each_segment_equals_a_scan_of_its_rows_in_batches_and_files(tmp_path):
     assert sum(s.n_rows for s in stats.segments.values()) == stats.n_rows
 
 
+def test_rows_sorted_by_segment_give_batches_of_one_segment_and_the_same_statistics(tmp_path):
+    """Batches holding one segment each (rows sorted by it): the running total, which the scan adds
+    to in place, never shares an array with a segment's statistics (a batch's whole period is then
+    that one segment's), so neither counts another's rows."""
+    table = _table(2_000, 3, n_seg=2).sort_by("retailer")
+    pq.write_table(table, tmp_path / "sorted.parquet")
+    stats = mon.scan_period(tmp_path / "sorted.parquet", "multiclass", LABELS, **COLUMNS, segments=["retailer"],
+                            batch_rows=400)
+    _assert_same(stats, mon.scan_period(table, "multiclass", LABELS, **COLUMNS))
+    np.testing.assert_array_equal(stats.price_counts, stats.price_cells.sum(axis=0))  # counted apart, same sums
+    values = table.column("retailer").to_pylist()
+    for (_, value), seg in stats.segments.items():
+        _assert_same(seg, mon.scan_period(table.filter(pa.array([(v or MISSING) == value for v in values])),
+                                          "multiclass", LABELS, **COLUMNS))
+
+
 def test_a_missing_segment_column_is_an_error_naming_it():
     with pytest.raises(InputError, match="retailr"):
         mon.scan_period(_table(500, 2), "multiclass", LABELS, **COLUMNS, segments=["retailr"])
