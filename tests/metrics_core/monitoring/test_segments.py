@@ -145,6 +145,24 @@ def test_a_new_or_small_segment_is_noted_once_and_not_tested():
     assert tested == {f"retailer=shop_0{i}" for i in range(4)} and a.metrics["segments/tested"] == 4
 
 
+def test_a_reference_segments_headline_is_remembered_with_its_own_values():
+    """The reference segments' headline values and intervals are remembered by content: a second period
+    against the same reference reads them, with the values a fresh report gives; other options, another key."""
+    from metrics_core.intervals import report_intervals
+    from metrics_core.monitoring import assess
+
+    assess._REFERENCE_HEADLINES.clear()
+    ref, cur = _period(20_000, 5, n_seg=4), _period(10_000, 6, n_seg=4, shifted=1, rise=0.1)
+    first = mon.assess_stats(ref, cur, None, report_options={"n_boot": 50})
+    again = mon.assess_stats(ref, cur, None, report_options={"n_boot": 50})
+    assert len(assess._REFERENCE_HEADLINES) == 4 and again.decision.table.equals(first.decision.table)
+    seg, opts, m = ref.segments[("retailer", "shop_01")], {"level": 0.95, "n_boot": 50}, "balanced_accuracy"
+    fresh = assess._report(seg, opts)
+    assert assess._reference_headline(seg, m, opts) == (fresh.metrics[m], report_intervals(fresh, (m,))[m])
+    assess._reference_headline(seg, m, {**opts, "seed": 1})
+    assert len(assess._REFERENCE_HEADLINES) == 5
+
+
 def test_assess_period_with_segments_on_tables():
     ref, cur = (_table(n, seed).select(["label", "prediction", "retailer"]) for n, seed in ((6_000, 3), (3_000, 4)))
     a = mon.assess_period(ref, cur, segments=["retailer"], report_options={"n_boot": 0})
