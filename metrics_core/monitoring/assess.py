@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import pickle
+import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -119,6 +123,35 @@ def _headline(reference: PeriodStats, current: PeriodStats, metric: str, ref_rep
     ref_interval = interval(ref_report) if ref_report is not None else None
     return Headline(metric, cur_report.metrics[metric], interval(cur_report), ref_value, ref_interval,
                     int(current.label_counts.sum()), int(reference.label_counts.sum()) if ref_report is not None else 0)
+
+
+#: Reference segments' headline (value, interval) remembered by content, as the calibration maps are
+#: (:func:`~metrics_core.monitoring.calibration_map.cached_calibration_map`): the periods monitored in one
+#: process share their reference, whose 50 segments' bootstrap intervals cost 2-3 ms each.
+_REFERENCE_HEADLINES: OrderedDict[bytes, tuple | None] = OrderedDict()
+_REFERENCE_LOCK = threading.Lock()
+_REFERENCE_MAX = 10_000  # entries of a few floats each
+
+
+def _reference_headline(reference: PeriodStats, metric: str, options: Mapping) -> tuple | None:
+    """The headline metric's value and interval (only its own, :func:`report_intervals`) on a reference
+    segment's report (:func:`_report`); None without labels. Remembered by the statistics' content, the
+    metric and the report options (a key of their pickle: the same content gives the same values)."""
+    if reference.performance is None:
+        return None
+    key = hashlib.sha1(pickle.dumps((metric, reference.task, sorted(options.items()), reference.performance)),
+                       usedforsecurity=False).digest()
+    with _REFERENCE_LOCK:
+        if key in _REFERENCE_HEADLINES:
+            _REFERENCE_HEADLINES.move_to_end(key)
+            return _REFERENCE_HEADLINES[key]
+    report = _report(reference, options)
+    found = None if report is None else (report.metrics.get(metric), report_intervals(report, (metric,)).get(metric))
+    with _REFERENCE_LOCK:
+        _REFERENCE_HEADLINES[key] = found
+        while len(_REFERENCE_HEADLINES) > _REFERENCE_MAX:
+            _REFERENCE_HEADLINES.popitem(last=False)
+    return found
 
 
 def _sample(reference: PeriodStats, current: PeriodStats, metric: str, p: AlertPolicy, lag, ref_report, options
@@ -240,7 +273,12 @@ def _segment_tests(reference: PeriodStats, current: PeriodStats, metric: str, op
         cal_map = cached_calibration_map(ref, SEGMENT_BOOT, options.get("seed", 0))
         tests = {} if cal_map is None or cur.calibration is None else {
             TestKey("calibration", name): t for name, t in calibration_change(cal_map, cur).items()}
-        return tests, _headline(ref, cur, metric, _report(ref, seg_options), cur_report, only=True)
+        head = _headline(ref, cur, metric, None, cur_report, only=True)  # the reference's part: remembered
+        found = _reference_headline(ref, metric, seg_options)
+        if head is not None and found is not None:
+            head = dataclasses.replace(head, reference=found[0], reference_interval=found[1],
+                                       n_reference=int(ref.label_counts.sum()))
+        return tests, head
 
     return segment_tests(reference, current, extra)
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from metrics_core.calibration import calibration_metrics
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
@@ -379,7 +379,7 @@ def calibration_result(obs: np.ndarray, exp: np.ndarray, denom: np.ndarray, rows
     full = (denom > 0) & (exp * scale >= MIN_EXPECTED) & ((rows - exp) * scale >= MIN_EXPECTED)
     x2 = float(np.sum((obs[full] - exp[full]) ** 2 / denom[full]))
     df = int(full.sum())
-    p = float(sps.chi2.sf(x2, df)) if df else math.nan
+    p = float(special.chdtrc(df, x2)) if df else math.nan  # scipy.stats.chi2.sf(x2, df)'s value, without its overhead
     ece = float(np.abs(obs - exp).sum() / total)
     effect = ece if df else math.nan  # undefined, not judged on the effect alone (as a distance is)
     verdict = (f"undefined: no score bin expects {MIN_EXPECTED} positives and negatives" if not df

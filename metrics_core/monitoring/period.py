@@ -427,33 +427,37 @@ def _update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, 
     """:func:`update` of one batch without a labelled sample."""
     k = labels.size
     n = pred_idx.size
-    pred_counts = np.bincount(pred_idx, minlength=k).astype(np.int64)
-    label_counts = None if label_idx is None else np.bincount(label_idx, minlength=k).astype(np.int64)
+    # bincount counts in int64 already (64-bit platforms): no copy of histograms of a few MB per segment
+    pred_counts = np.bincount(pred_idx, minlength=k).astype(np.int64, copy=False)
+    label_counts = None if label_idx is None else np.bincount(label_idx, minlength=k).astype(np.int64, copy=False)
     overflow: dict = {}
     score_counts = score_by_pred = positives_by_pred = None
     if scores is not None:
         s_cols = scores.shape[1]
         width = bins.score_bins + 2
         idx = bins.score_index(scores) + np.arange(s_cols) * width
-        score_counts = np.bincount(idx.ravel(), minlength=s_cols * width).reshape(s_cols, width).astype(np.int64)
+        score_counts = np.bincount(idx.ravel(), minlength=s_cols * width).reshape(s_cols, width).astype(
+            np.int64, copy=False)
         overflow["scores_outside_range"] = int(score_counts[:, 0].sum() + score_counts[:, -1].sum())
         if k <= MAX_CELL_CLASSES:
-            score_by_pred = np.bincount((idx + pred_idx[:, None] * (s_cols * width)).ravel(),
-                                        minlength=k * s_cols * width).reshape(k, s_cols, width).astype(np.int64)
+            at = (idx + pred_idx[:, None] * (s_cols * width)).ravel()
+            score_by_pred = np.bincount(at, minlength=k * s_cols * width).reshape(k, s_cols, width).astype(
+                np.int64, copy=False)
             if label_idx is not None:
                 hit = (label_idx[:, None] == (np.arange(s_cols) + (1 if task == "binary" else 0))).ravel()
-                positives_by_pred = np.bincount((idx + pred_idx[:, None] * (s_cols * width)).ravel()[hit],
-                                                minlength=k * s_cols * width).reshape(k, s_cols, width).astype(np.int64)
+                positives_by_pred = np.bincount(at[hit], minlength=k * s_cols * width).reshape(k, s_cols, width).astype(
+                    np.int64, copy=False)
     price_counts = weight_by_pred = price_cells = None
     if price is not None:
         width = bins.n_price_bins + 2
         pidx = bins.price_index(price)
         if label_idx is not None and k <= MAX_CELL_CLASSES:
             cell = (label_idx * k + pred_idx) * width + pidx
-            price_cells = np.bincount(cell, minlength=k * k * width).reshape(k, k, width).astype(np.int64)
-            price_counts = price_cells.sum(axis=0)
-        else:
-            price_counts = np.bincount(pidx + pred_idx * width, minlength=k * width).reshape(k, width).astype(np.int64)
+            price_cells = np.bincount(cell, minlength=k * k * width).reshape(k, k, width).astype(np.int64, copy=False)
+        # counted from the rows, not summed over price_cells' labels (the same integers; the cells are
+        # a few MB, read once more per segment and batch)
+        price_counts = np.bincount(pidx + pred_idx * width, minlength=k * width).reshape(k, width).astype(
+            np.int64, copy=False)
         overflow["prices_outside_range"] = int(price_counts[:, 0].sum() + price_counts[:, -1].sum())
     if weight is not None:
         weight_by_pred = np.bincount(pred_idx, weights=weight, minlength=k)

@@ -17,7 +17,7 @@ from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.features import feature_type, feature_update
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
-from metrics_core.monitoring.segments import merge_segments, segment_update
+from metrics_core.monitoring.segments import merge_into, merge_segments, segment_update
 
 __all__ = ["check_period_stats", "scan_period", "UNLABELLED"]
 
@@ -257,7 +257,8 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     out: PeriodStats | None = None
     for _, batch, _, part in scan_batches(data, needed, batch_stats, filter=filter, batch_rows=batch_rows,
                                           threads=threads, explain=explain, where=where, parts=parts):
-        out = part if out is None else out.merge(part)
+        # each batch's histograms are its own (_batch_stats): the running total adds to them in place
+        out = part if out is None else merge_into(out, part)
         if progress is not None:
             progress(batch.num_rows)
     if parts is not None:

@@ -84,6 +84,23 @@ def test_the_reference_map_is_fitted_once_per_reference_content():
     assert len(calibration_map._FITTED) == 2
 
 
+def test_the_content_key_matches_equal_content_and_tells_moved_counts_apart():
+    """The cache's key reads integer counts by their non-zero entries: equal content gives the same key; a
+    count moved to another bin, another shape, other values or another head give other keys."""
+    rng = np.random.default_rng(3)
+    counts = np.zeros((3, 2, 50), np.int64)
+    counts.ravel()[rng.choice(300, 40, replace=False)] = rng.integers(1, 9, 40)
+    floats = rng.random(50)
+    key = calibration_map._content_key("h", [floats, counts])
+    assert key == calibration_map._content_key("h", [floats.copy(), counts.copy()])
+    moved = counts.copy().ravel()
+    full, empty = np.flatnonzero(moved)[0], np.flatnonzero(moved == 0)[0]
+    moved[empty], moved[full] = moved[full], 0  # the same values, one in another bin
+    others = [moved.reshape(counts.shape), counts.reshape(2, 3, 50), counts + (counts > 0), counts[::-1].copy()]
+    keys = {calibration_map._content_key("h", [floats, c]) for c in others}
+    assert len(keys | {key, calibration_map._content_key("g", [floats, counts])}) == 6
+
+
 def test_the_remembered_maps_are_bounded_by_their_memory_not_their_number(monkeypatch):
     """Every segment of a watched reference has its map: 60 maps stay remembered by default (a
     count limit of 4 refitted them all for every period); under a small byte limit the oldest go."""

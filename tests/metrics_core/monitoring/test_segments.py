@@ -52,6 +52,22 @@ def test_each_segment_equals_a_scan_of_its_rows_in_batches_and_files(tmp_path):
     assert sum(s.n_rows for s in stats.segments.values()) == stats.n_rows
 
 
+def test_rows_sorted_by_segment_give_batches_of_one_segment_and_the_same_statistics(tmp_path):
+    """Batches holding one segment each (rows sorted by it): the running total, which the scan adds
+    to in place, never shares an array with a segment's statistics (a batch's whole period is then
+    that one segment's), so neither counts another's rows."""
+    table = _table(2_000, 3, n_seg=2).sort_by("retailer")
+    pq.write_table(table, tmp_path / "sorted.parquet")
+    stats = mon.scan_period(tmp_path / "sorted.parquet", "multiclass", LABELS, **COLUMNS, segments=["retailer"],
+                            batch_rows=400)
+    _assert_same(stats, mon.scan_period(table, "multiclass", LABELS, **COLUMNS))
+    np.testing.assert_array_equal(stats.price_counts, stats.price_cells.sum(axis=0))  # counted apart, same sums
+    values = table.column("retailer").to_pylist()
+    for (_, value), seg in stats.segments.items():
+        _assert_same(seg, mon.scan_period(table.filter(pa.array([(v or MISSING) == value for v in values])),
+                                          "multiclass", LABELS, **COLUMNS))
+
+
 def test_a_missing_segment_column_is_an_error_naming_it():
     with pytest.raises(InputError, match="retailr"):
         mon.scan_period(_table(500, 2), "multiclass", LABELS, **COLUMNS, segments=["retailr"])
@@ -127,6 +143,24 @@ def test_a_new_or_small_segment_is_noted_once_and_not_tested():
     assert sum("retailer=tiny" in n for n in notes) == 1
     tested = {s for s in a.tables["segments.json"]["segment"]}
     assert tested == {f"retailer=shop_0{i}" for i in range(4)} and a.metrics["segments/tested"] == 4
+
+
+def test_a_reference_segments_headline_is_remembered_with_its_own_values():
+    """The reference segments' headline values and intervals are remembered by content: a second period
+    against the same reference reads them, with the values a fresh report gives; other options, another key."""
+    from metrics_core.intervals import report_intervals
+    from metrics_core.monitoring import assess
+
+    assess._REFERENCE_HEADLINES.clear()
+    ref, cur = _period(20_000, 5, n_seg=4), _period(10_000, 6, n_seg=4, shifted=1, rise=0.1)
+    first = mon.assess_stats(ref, cur, None, report_options={"n_boot": 50})
+    again = mon.assess_stats(ref, cur, None, report_options={"n_boot": 50})
+    assert len(assess._REFERENCE_HEADLINES) == 4 and again.decision.table.equals(first.decision.table)
+    seg, opts, m = ref.segments[("retailer", "shop_01")], {"level": 0.95, "n_boot": 50}, "balanced_accuracy"
+    fresh = assess._report(seg, opts)
+    assert assess._reference_headline(seg, m, opts) == (fresh.metrics[m], report_intervals(fresh, (m,))[m])
+    assess._reference_headline(seg, m, {**opts, "seed": 1})
+    assert len(assess._REFERENCE_HEADLINES) == 5
 
 
 def test_assess_period_with_segments_on_tables():
