@@ -8,7 +8,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-__all__ = ["PARALLEL_MIN", "default_threads", "in_ranges", "kernel_threads", "one_kernel_thread", "side_thread"]
+__all__ = ["PARALLEL_MIN", "default_threads", "in_background", "in_ranges", "kernel_threads", "one_kernel_thread",
+           "side_thread"]
 
 T = TypeVar("T")
 
@@ -71,6 +72,17 @@ def kernel_threads(size: int, min_size: int | None = None) -> int:
     return default_threads()
 
 
+def _computed(fn: Callable[..., T], *args) -> "Future[T]":
+    """``fn(*args)`` computed now, on this thread, as a done Future (its error raised by ``.result()``,
+    as a pool's future would)."""
+    future: Future = Future()
+    try:
+        future.set_result(fn(*args))
+    except BaseException as exc:
+        future.set_exception(exc)
+    return future
+
+
 @contextmanager
 def side_thread(threads: int) -> Iterator[Callable[..., Future]]:
     """A ``submit(fn, *args)`` that runs ``fn`` on a second thread while the block goes on.
@@ -93,15 +105,27 @@ def side_thread(threads: int) -> Iterator[Callable[..., Future]]:
             yield pool.submit
         return
 
-    def now(fn: Callable, *args) -> Future:
-        future: Future = Future()
-        try:
-            future.set_result(fn(*args))
-        except BaseException as exc:  # raised by .result(), as a pool's future would
-            future.set_exception(exc)
-        return future
+    yield _computed
 
-    yield now
+
+def in_background(fn: Callable[..., T], *args) -> "Future[T]":
+    """Start ``fn(*args)`` on a thread of its own and return its Future at once (computed on the
+    caller's thread first when :func:`default_threads` is 1). For work the caller needs only later,
+    e.g. a table whose compiled kernels release the GIL while the caller goes on.
+
+    Examples
+    --------
+    >>> in_background(sum, [1, 2, 3]).result()
+    6
+    """
+    with side_thread(default_threads()) as submit:
+        if default_threads() <= 1:
+            return submit(fn, *args)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="classwatch-kernel")
+    try:
+        return pool.submit(fn, *args)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends when ``fn`` returns
 
 
 def in_ranges(fn: Callable[[int, int], T], size: int, threads: int) -> list[T]:

@@ -35,6 +35,7 @@ from metrics_core.drift import drift_table
 from metrics_core.monitoring.survey import SampleWarning
 from metrics_core.monitoring.kinds.features import feature_metrics, feature_table
 from metrics_core.price import price_impact_binned
+from metrics_core.threads import in_background
 from metrics_core.significance import TestResult
 
 __all__ = ["PeriodAssessment", "assess_period", "assess_stats"]
@@ -319,6 +320,9 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
         return assess_estimate(ref, cur, metric, beta=options.get("beta", 1.0), level=p.level,
                                seed=options.get("seed", 0), score_shift=p.score_shift, **boot)
 
+    # Without a labelled sample the Annex E table needs only the period's statistics: its exact KS
+    # p-values (scipy's compiled routine, which releases the GIL) run while the estimate runs here
+    impact_now = None if labelled.is_sample(current) else in_background(price_impact_binned, current, p.alpha)
     lag = estimate(reference, current)
     sample = _sample(reference, current, metric, p, lag, ref_report, options)
     tests = run_tests(reference, current if sample is None else sample.current)
@@ -362,7 +366,7 @@ def assess_stats(reference: PeriodStats, current: PeriodStats, policy: Any = Non
                     "alert": float(decision.alert)})
     tested = current if sample is None else sample.current
     tables = {"drift_table.json": decision.table, "per_class_monitoring.json": _per_class(reference, tested, tests)}
-    impact = price_impact_binned(tested, p.alpha)
+    impact = impact_now.result() if impact_now is not None else price_impact_binned(tested, p.alpha)
     if impact is not None:
         tables["price_impact.json"] = impact
     if sample is not None and sample.per_class is not None:  # unequal weights: estimated for the delivery

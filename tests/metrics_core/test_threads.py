@@ -136,10 +136,15 @@ def test_in_ranges_covers_the_range_once_in_order(size, threads):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_side_thread_returns_and_raises_as_a_plain_call(threads):
+def test_side_thread_and_in_background_return_and_raise_as_a_plain_call(threads, monkeypatch):
     with th.side_thread(threads) as submit:
         ok = submit(sorted, [3, 1, 2])
         bad = submit(int, "x")
+    assert ok.result() == [1, 2, 3]
+    with pytest.raises(ValueError):
+        bad.result()
+    monkeypatch.setenv("CLASSWATCH_SCAN_THREADS", str(threads))  # in_background: the same, started at once
+    ok, bad = th.in_background(sorted, [3, 1, 2]), th.in_background(int, "x")
     assert ok.result() == [1, 2, 3]
     with pytest.raises(ValueError):
         bad.result()
