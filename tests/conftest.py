@@ -13,6 +13,9 @@ from flow_data import LABELS, PERIODS, SHIFTED, scored_rows
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+# The test servers (the harness's and those the e2e tests start) write the events they receive every
+# 0.5 s instead of every 5 s: tests that read alert events or task runs back wait for that write.
+os.environ.setdefault("PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL", "0.5")
 
 #: nodeid -> seconds (setup + call) of every e2e test, printed at the end of the session.
 E2E_DURATIONS: dict[str, float] = {}
