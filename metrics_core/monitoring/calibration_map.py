@@ -218,12 +218,19 @@ def cached_calibration_map(reference: PeriodStats, n_boot: int, seed: int) -> Ca
             _FITTED.move_to_end(key)
             return _FITTED[key]
     fitted = fit_calibration_map(reference, n_boot=n_boot, seed=seed)
-    with _FITTED_LOCK:
-        _FITTED[key] = fitted
-        total = sum(_nbytes(m) for m in _FITTED.values())
-        while len(_FITTED) > 1 and total > CACHE_BYTES:
-            total -= _nbytes(_FITTED.popitem(last=False)[1])
+    _remember(_FITTED, key, fitted, CACHE_BYTES, _nbytes)
     return fitted
+
+
+def _remember(table: OrderedDict, key, value, budget: int, size) -> None:
+    """Put ``value`` in ``table`` as its newest entry, then drop the oldest while the entries'
+    ``size`` together pass ``budget`` (the newest is always kept)."""
+    with _FITTED_LOCK:
+        table[key] = value
+        table.move_to_end(key)
+        total = sum(size(v) for v in table.values())
+        while len(table) > 1 and total > budget:
+            total -= size(table.popitem(last=False)[1])
 
 
 _STACKS: OrderedDict[tuple, tuple] = OrderedDict()
@@ -261,11 +268,8 @@ def bootstrap_stack(cal_map: CalibrationMap, seed: int | None, n_boot: int
             return hit[1], rng
     stack = np.stack(list(cal_map.bootstrap_conditionals(rng, n_boot)))
     stack.flags.writeable = False
-    with _FITTED_LOCK:
-        _STACKS[key] = (weakref.ref(cal_map), stack, rng.bit_generator.state)
-        total = sum(v[1].nbytes for v in _STACKS.values())
-        while len(_STACKS) > 1 and total > STACK_CACHE_BYTES:
-            total -= _STACKS.popitem(last=False)[1][1].nbytes
+    _remember(_STACKS, key, (weakref.ref(cal_map), stack, rng.bit_generator.state), STACK_CACHE_BYTES,
+              lambda v: v[1].nbytes)
     return stack, rng
 
 
