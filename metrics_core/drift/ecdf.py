@@ -164,13 +164,92 @@ def _ks(m: _Merged, n: tuple, alpha: float, threshold: float | None, sizes: tupl
             a, b = np.searchsorted(m.tie_first, [lo, hi])
             diffs[m.tie_first[a:b] - lo] = 0.0
         max_s, min_s = max(max_s, float(diffs.max())), min(min_s, float(diffs.min()))
-    min_s = float(np.clip(-min_s, 0, 1))
     s1, s2 = n if sizes is None else sizes
-    d, p, method = ks_pvalue(min_s if min_s > max_s else max_s, s1, s2)
+    return _ks_result(_ks_d(max_s, min_s), s1, s2, alpha, threshold)
+
+
+def _ks_d(max_s: float, min_s: float) -> float:
+    """ks_2samp's D from the largest and smallest ECDF difference (reference minus current)."""
+    min_s = float(np.clip(-min_s, 0, 1))
+    return min_s if min_s > max_s else max_s
+
+
+def _ks_result(d: float, s1: int, s2: int, alpha: float, threshold: float | None) -> TestResult:
+    """The KS test's result for D between samples of sizes ``s1`` and ``s2`` (its p-value: :func:`ks_pvalue`)."""
+    d, p, method = ks_pvalue(d, s1, s2)
     thr = NAN if threshold is None else float(threshold)
     return TestResult("two-sample Kolmogorov-Smirnov", d, p, d, "KS D",
                       _verdict(p, alpha, f"the distributions differ (D = {d:.4g})"), alpha,
                       details={"n_reference": s1, "n_current": s2, "method": method, "threshold": thr})
+
+
+def ks_wasserstein_rows(points: np.ndarray, reference: np.ndarray, current: np.ndarray, *, alpha: float = 0.05
+                        ) -> tuple[list[TestResult], np.ndarray]:
+    """KS tests and Wasserstein-1 distances of many pairs of histograms over the same bin points, at once.
+
+    Parameters
+    ----------
+    points : numpy.ndarray, shape (G,)
+        The bins' values, strictly increasing (e.g. bin centres).
+    reference, current : numpy.ndarray, shape (P, G)
+        Integer counts per bin of P reference and P current histograms (row i of each is a pair);
+        every row must count at least one value.
+    alpha : float
+        Level of the KS verdicts.
+
+    Returns
+    -------
+    (list of TestResult, numpy.ndarray)
+        Per pair, :func:`ks`'s result and :func:`wasserstein`'s statistic on the two histograms
+        read as value distributions (each non-empty bin a value, its count the value's count):
+        bit for bit the single tests' values, P of them for the Python work of a few.
+
+    Notes
+    -----
+    The single tests walk the merged non-empty bins of a pair (a bin non-empty in both appears
+    twice, reference first). Here every bin of the grid is read at once: a bin empty in both
+    repeats the ECDF difference of the bin before it (or 0 before the first), which changes no
+    extreme, so D is the same; the Wasserstein terms |F_ref - F_cur| x gap are formed with the
+    same float operations at the same merged positions (a bin non-empty in both adds its
+    exact-zero term first), and each pair's terms are summed by one ``np.sum`` over the same
+    contiguous run, hence the same pairwise summation. The p-values are :func:`ks_pvalue`'s,
+    one call per pair.
+    """
+    alpha = _check_alpha(alpha)
+    ref, cur = (np.asarray(x) for x in (reference, current))
+    if ref.shape != cur.shape or ref.ndim != 2 or ref.shape[1] != points.size or ref.dtype.kind not in "iu" \
+            or cur.dtype.kind not in "iu":
+        raise InputError(f"reference and current: expected two integer count arrays of shape (pairs, "
+                         f"{points.size}), got {ref.shape} {ref.dtype} and {cur.shape} {cur.dtype}.")
+    cum_ref, cum_cur = np.cumsum(ref, axis=1, dtype=np.int64), np.cumsum(cur, axis=1, dtype=np.int64)
+    tot_ref, tot_cur = cum_ref[:, -1], cum_cur[:, -1]
+    if not (tot_ref.all() and tot_cur.all()) or (ref < 0).any() or (cur < 0).any():
+        raise InputError("reference and current: every pair needs counts >= 0 and at least one value on each side.")
+    diffs = np.divide(cum_ref, tot_ref[:, None])
+    np.subtract(diffs, np.divide(cum_cur, tot_cur[:, None]), out=diffs)
+    d = [_ks_d(hi, lo) for hi, lo in zip(diffs.max(axis=1).tolist(), diffs.min(axis=1).tolist())]
+    tests = [_ks_result(di, s1, s2, alpha, None) for di, s1, s2 in zip(d, tot_ref.tolist(), tot_cur.tolist())]
+    return tests, _wasserstein_rows(points, ref > 0, cur > 0, np.abs(diffs, out=diffs))
+
+
+def _wasserstein_rows(points: np.ndarray, in_ref: np.ndarray, in_cur: np.ndarray, gaps_f: np.ndarray) -> np.ndarray:
+    """Each row's sum of |F_ref - F_cur| x gap over its merged non-empty bins (:func:`ks_wasserstein_rows`)."""
+    present = in_ref | in_cur
+    tie = (in_ref & in_cur)[present]
+    at = np.flatnonzero(present)
+    row, col = np.divmod(at, points.size)
+    value = gaps_f.ravel()[at]
+    last = np.ones(at.size, bool)  # a row's last merged bin: no gap after it
+    last[:-1] = row[1:] != row[:-1]
+    nxt = np.minimum(np.arange(1, at.size + 1), at.size - 1)
+    value *= np.where(last, 0.0, points[col[nxt]] - points[col])
+    # merged order: a bin non-empty in both is a zero term (its reference copy), then its own
+    slot = np.cumsum(1 + tie) - 1
+    terms = np.zeros(int(slot[-1]) + 1 if slot.size else 0)
+    terms[slot] = value
+    ends = slot[last]  # each row's last slot, left out of its sum
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    return np.array([float(np.sum(terms[a:b])) for a, b in zip(starts.tolist(), ends.tolist())])
 
 
 def wasserstein(reference, current, *, threshold: float | None = 0.1) -> TestResult:

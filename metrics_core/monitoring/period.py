@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -296,6 +297,29 @@ class PeriodStats:
         if self.score_counts is None:
             return None
         return binned(self.bins.score_points(), self.score_counts[s])
+
+    @functools.cached_property
+    def price_cell_margins(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``price_cells`` summed over the predicted classes, over the labels, and its diagonal:
+        (K, W) int64 each, per class c the price histogram of the rows labelled c, of those
+        predicted c, and of those both (None without ``price_cells``).
+
+        Summed over the price bins some row falls in (a segment's fill a few of the thousands):
+        the same integers as summing the whole cells. Computed once per statistics object (a
+        period's kinds read it several times; its histograms do not change after the scan).
+        """
+        cells = self.price_cells
+        if cells is None:
+            return None
+        k, _, width = cells.shape
+        used = np.flatnonzero(np.add.reduce(cells.reshape(k * k, width), axis=0))
+        sub = cells[:, :, used]
+        out = []
+        for part in (sub.sum(axis=1), sub.sum(axis=0), sub[np.arange(k), np.arange(k)]):
+            full = np.zeros((k, width), np.int64)
+            full[:, used] = part
+            out.append(full)
+        return tuple(out)
 
     def price_distribution(self, j: int) -> ScoreCounts | None:
         """log10 prices of predicted class ``j`` as a ScoreCounts at the bin points."""

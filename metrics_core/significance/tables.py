@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from metrics_core.errors import InputError
 from metrics_core.significance.base import NAN, TestResult, _check_alpha, _table, _verdict, _warn
@@ -57,14 +57,31 @@ def chi_squared(table, *, alpha: float = 0.05) -> TestResult:
         return TestResult("chi-squared test", NAN, NAN, NAN, "Cramer's V",
                           _verdict(NAN, alpha, "", "need at least 2 non-empty rows and columns"),
                           alpha, details=details)
-    res = stats.chi2_contingency(t)
-    plain = res.statistic if res.dof != 1 else stats.chi2_contingency(t, correction=False).statistic
+    dof = (t.shape[0] - 1) * (t.shape[1] - 1)
+    if dof == 1:  # Yates' correction: scipy's own
+        res = stats.chi2_contingency(t)
+        statistic, p_value = float(res.statistic), float(res.pvalue)
+        plain = stats.chi2_contingency(t, correction=False).statistic
+    else:
+        statistic, p_value = _pearson(t, dof)
+        plain = statistic
     v = math.sqrt(float(plain) / (t.sum() * (min(t.shape) - 1)))
-    details["dof"] = int(res.dof)
-    details["yates"] = bool(res.dof == 1)
-    return TestResult("chi-squared test", float(res.statistic), float(res.pvalue), v, "Cramer's V",
-                      _verdict(float(res.pvalue), alpha, "rows and columns are associated"), alpha,
-                      details=details)
+    details["dof"] = dof
+    details["yates"] = dof == 1
+    return TestResult("chi-squared test", statistic, p_value, v, "Cramer's V",
+                      _verdict(p_value, alpha, "rows and columns are associated"), alpha, details=details)
+
+
+def _pearson(t: np.ndarray, dof: int) -> tuple[float, float]:
+    """Pearson's X^2 and its chi-squared p-value for a table without empty rows or columns, with the
+    float operations of ``scipy.stats.chi2_contingency`` (no correction): expected = row sum x
+    column sum / n, X^2 = sum of (observed - expected)^2 / expected, p = ``chdtrc(dof, X^2)``.
+    The same values, without scipy's checks and wrappers (a period with 50 segments runs 100 of
+    these tests, each 0.25 ms through scipy)."""
+    observed = np.asarray(t, dtype=np.float64)
+    expected = observed.sum(axis=1, keepdims=True) * observed.sum(axis=0, keepdims=True) / observed.sum()
+    statistic = float(np.sum((t - expected) ** 2 / expected))
+    return statistic, float(special.chdtrc(dof, statistic))
 
 
 _INT64_MAX = int(np.iinfo(np.int64).max)

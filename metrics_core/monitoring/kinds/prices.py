@@ -15,14 +15,15 @@ import numpy as np
 
 from metrics_core import drift
 from metrics_core.counts import ScoreCounts
-from metrics_core.monitoring.kinds.base import PRICES, Job, Kind, Metric, PanelSpec, Planned, TestKey
+from metrics_core.monitoring.kinds.base import (PRICES, Job, Kind, Metric, PanelSpec, Planned, TestKey, binned_job,
+                                                stacked)
 from metrics_core.monitoring.period import PeriodStats, binned
 from metrics_core.monitoring.sample import CellSums, expanded_cells, unequal
 from metrics_core.price import binned_median
 from metrics_core.significance import TestResult
 
 __all__ = ["PRICE", "PRICE_LABEL", "PRICE_FALSE_POSITIVE", "PRICE_FALSE_NEGATIVE", "MIN_PRICE_ROWS", "price_test",
-           "design_cells"]
+           "price_tests", "design_cells"]
 
 #: Fewest rows of a class (in reference and current) for its price distribution to be tested.
 MIN_PRICE_ROWS = 20
@@ -41,6 +42,18 @@ def price_test(r: ScoreCounts, c: ScoreCounts, n_effective: tuple[float, float] 
     else:  # one call: KS and Wasserstein share the merge of the two distributions (the single tests' values)
         found = drift.drift_tests(r, c, ("ks", "wasserstein"), thresholds={"wasserstein": None})
         ks, w1 = found["ks"], found["wasserstein"].statistic
+    return _price_result(r, c, ks, w1)
+
+
+def price_tests(jobs: list[Job]) -> list[TestResult]:
+    """:func:`price_test` (unweighted) of each job (histograms over the same bins), their KS and
+    Wasserstein parts computed together (:func:`metrics_core.drift.ks_wasserstein_rows`, the same values)."""
+    tests, w1 = drift.ks_wasserstein_rows(*stacked(jobs))
+    return [_price_result(job.reference, job.current, ks, w) for job, ks, w in zip(jobs, tests, w1.tolist())]
+
+
+def _price_result(r: ScoreCounts, c: ScoreCounts, ks: TestResult, w1: float) -> TestResult:
+    """The price test's result from its KS result and the Wasserstein-1 distance of the log prices."""
     shift = float(np.dot(c.scores, c.counts) / c.total - np.dot(r.scores, r.counts) / r.total)
     m_r, m_c = 10 ** binned_median(r), 10 ** binned_median(c)
     # The sign goes on W, not on 10**W - 1: a uniform fall by a factor f then reads f - 1, as a rise does.
@@ -55,16 +68,18 @@ def _predicted_tests(reference: PeriodStats, current: PeriodStats) -> Planned:
     if reference.price_counts is None or current.price_counts is None:
         return []
     names = reference.class_names()
+    points = reference.bins.price_points()
     return [(TestKey("price", names[j]),
-             Job(price_test, reference.price_distribution(j), current.price_distribution(j)))
+             binned_job(price_test, price_tests, points, reference.price_counts[j], current.price_counts[j]))
             for j in range(reference.labels.size)
             if reference.price_counts[j].sum() >= MIN_PRICE_ROWS and current.price_counts[j].sum() >= MIN_PRICE_ROWS]
 
 
-#: The price histograms of class c that ONS Annex E looks at, from the (label, predicted) cells.
-CELL_GROUPS = {"price_label": lambda cells, c: cells[c].sum(axis=0),
-               "price_false_positive": lambda cells, c: cells[:, c].sum(axis=0) - cells[c, c],
-               "price_false_negative": lambda cells, c: cells[c].sum(axis=0) - cells[c, c]}
+#: The price histograms of class c that ONS Annex E looks at, from the margins of the (label,
+#: predicted) cells (:attr:`~metrics_core.monitoring.period.PeriodStats.price_cell_margins`).
+CELL_GROUPS = {"price_label": lambda by_label, by_pred, both, c: by_label[c],
+               "price_false_positive": lambda by_label, by_pred, both, c: by_pred[c] - both[c],
+               "price_false_negative": lambda by_label, by_pred, both, c: by_label[c] - both[c]}
 
 
 def _cell_mask(kind: str, label: np.ndarray, pred: np.ndarray, c: int) -> np.ndarray:
@@ -111,15 +126,17 @@ def _cell_tests(kind: str, reference: PeriodStats, current: PeriodStats) -> Plan
     design = design_cells(current)
     if reference.price_cells is None or (current.price_cells is None and design is None):
         return []
-    group, points, names = CELL_GROUPS[kind], reference.bins.price_points(), reference.class_names()
+    points, names = reference.bins.price_points(), reference.class_names()
     binary_cell = reference.task == "binary" and kind != "price_label"  # FP of 1 = FN of 0
+    group = CELL_GROUPS[kind]
     planned: Planned = []
     for j in ([1] if binary_cell else range(reference.labels.size)):
-        r = group(reference.price_cells, j)
-        c, n_c = (group(current.price_cells, j), None) if design is None else _design_group(kind, design, j)
-        test = price_test if design is None else partial(price_test, n_effective=(float(r.sum()), n_c))
+        r = group(*reference.price_cell_margins, j)
+        c, n_c = (group(*current.price_cell_margins, j), None) if design is None else _design_group(kind, design, j)
         if r.sum() >= MIN_PRICE_ROWS and (c.sum() if n_c is None else n_c) >= MIN_PRICE_ROWS:
-            planned.append((TestKey(kind, names[j]), Job(test, binned(points, r), binned(points, c))))
+            job = binned_job(price_test, price_tests, points, r, c) if design is None else Job(
+                partial(price_test, n_effective=(float(r.sum()), n_c)), binned(points, r), binned(points, c))
+            planned.append((TestKey(kind, names[j]), job))
     return planned
 
 

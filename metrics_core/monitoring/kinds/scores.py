@@ -8,20 +8,32 @@ import numpy as np
 
 from metrics_core import drift
 from metrics_core.counts import ScoreCounts
-from metrics_core.monitoring.kinds.base import SCORES, Job, Kind, Metric, PanelSpec, Planned, TestKey
+from metrics_core.monitoring.kinds.base import (SCORES, Job, Kind, Metric, PanelSpec, Planned, TestKey, binned_job,
+                                                stacked)
 from metrics_core.monitoring.period import PeriodStats
 from metrics_core.significance import TestResult
 
-__all__ = ["SCORE", "score_test"]
+__all__ = ["SCORE", "score_test", "score_tests"]
 
 
 def score_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
     """Two-sample KS on a class's binned scores; effect = Wasserstein-1 distance (score units);
     details: KS D, PSI over 10 reference deciles, both means."""
     # one call: KS and Wasserstein share the merge of the two distributions (the single tests' values)
-    found = drift.drift_tests(r, c, ("ks", "wasserstein", "psi"), bins=10,
-                              thresholds=dict.fromkeys(("wasserstein", "psi")))
-    ks, w1, ps = found["ks"], found["wasserstein"].statistic, found["psi"].statistic
+    found = drift.drift_tests(r, c, ("ks", "wasserstein"), thresholds={"wasserstein": None})
+    return _score_result(r, c, found["ks"], found["wasserstein"].statistic)
+
+
+def score_tests(jobs: list[Job]) -> list[TestResult]:
+    """:func:`score_test` of each job (histograms over the same bins), their KS and Wasserstein
+    parts computed together (:func:`metrics_core.drift.ks_wasserstein_rows`, the same values)."""
+    tests, w1 = drift.ks_wasserstein_rows(*stacked(jobs))
+    return [_score_result(job.reference, job.current, ks, w) for job, ks, w in zip(jobs, tests, w1.tolist())]
+
+
+def _score_result(r: ScoreCounts, c: ScoreCounts, ks: TestResult, w1: float) -> TestResult:
+    """The score test's result from its KS result and Wasserstein-1 distance."""
+    ps = drift.psi(r, c, bins=10, threshold=None).statistic
     mean_r = float(np.dot(r.scores, r.counts) / r.total)
     mean_c = float(np.dot(c.scores, c.counts) / c.total)
     return dataclasses.replace(ks, effect_size=w1, effect_name="Wasserstein-1 distance of the scores",
@@ -31,7 +43,9 @@ def score_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
 
 def _tests(reference: PeriodStats, current: PeriodStats) -> Planned:
     """One score test per score column (none when the period has no scores)."""
-    return [(TestKey("score", cls), Job(score_test, reference.score_distribution(s), current.score_distribution(s)))
+    points = reference.bins.score_points()
+    return [(TestKey("score", cls), binned_job(score_test, score_tests, points, reference.score_counts[s],
+                                               current.score_counts[s]))
             for s, cls in enumerate(reference.score_names() if current.score_counts is not None else [])]
 
 

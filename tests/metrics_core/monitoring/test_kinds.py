@@ -158,3 +158,22 @@ def test_price_cells_are_the_annex_e_groups_and_corrected_with_the_rest():
     assert not mon.decide_alert(tests).alert  # a stable period
     p, p_adj = table["p_value"].to_numpy(), table["p_adjusted"].to_numpy()
     np.testing.assert_allclose(p_adj, np.minimum(p * np.isfinite(p).sum(), 1.0))
+
+
+def test_batched_tests_equal_each_jobs_own_test():
+    """run_jobs runs the small score and price tests that have a batch form together (a period's
+    segments): each result is bit for bit the job's own test's, in order."""
+    from metrics_core.monitoring.kinds import KINDS, Job, run_jobs
+
+    ref, cur = period_stats(1_500, 14), period_stats(2_000, 13, price_rise=(2, 0.15))
+    jobs = [t for kind in KINDS.values() if kind.tests for _, t in kind.tests(ref, cur) if isinstance(t, Job)]
+    assert len({job.batch for job in jobs if job.batch}) == 2 and sum(job.batch is not None for job in jobs) >= 20
+    assert run_jobs(jobs) == [job.test(job.reference, job.current) for job in jobs]
+
+
+def test_price_cell_margins_are_the_sums_of_the_cells():
+    stats = period_stats(3_000, 15)
+    by_label, by_pred, both = stats.price_cell_margins
+    cells = stats.price_cells
+    assert np.array_equal(by_label, cells.sum(axis=1)) and np.array_equal(by_pred, cells.sum(axis=0))
+    assert np.array_equal(both, cells[np.arange(K), np.arange(K)]) and by_label.dtype == np.int64

@@ -102,10 +102,10 @@ def test_equal_weights_give_the_unweighted_price_test_exactly():
     compared = 0
     for kind in CELL_KINDS:
         for j in range(4):
-            raw = CELL_GROUPS[kind](cur.price_cells, j)
+            raw = CELL_GROUPS[kind](*cur.price_cell_margins, j)
             hist, n_eff = _design_group(kind, cells, j)
             assert n_eff == raw.sum() and np.allclose(hist, 20.0 * raw)
-            r = CELL_GROUPS[kind](ref.price_cells, j)
+            r = CELL_GROUPS[kind](*ref.price_cell_margins, j)
             if raw.sum() < 20:
                 continue
             unweighted = price_test(binned(points, r), binned(points, raw))
