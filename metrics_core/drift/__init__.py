@@ -13,11 +13,11 @@ table judging them). Every public name is importable from this package.
 """
 
 from metrics_core.drift.categories import chi_squared_counts, class_mix_test, two_proportion_z
-from metrics_core.drift.distances import PSI_FLOOR, hellinger, jensen_shannon, psi
+from metrics_core.drift.distances import PSI_FLOOR, hellinger, jensen_shannon, psi, psi_rows
 from metrics_core.drift.distributions import Histogram, at_effective_size, value_distribution
 from metrics_core.drift.ecdf import ks, ks_wasserstein_rows, wasserstein
 from metrics_core.drift.table import drift_table, drift_tests
 
-__all__ = ["Histogram", "PSI_FLOOR", "value_distribution", "at_effective_size", "psi", "ks", "ks_wasserstein_rows",
-           "wasserstein", "jensen_shannon", "hellinger", "chi_squared_counts", "class_mix_test", "two_proportion_z",
-           "drift_tests", "drift_table"]
+__all__ = ["Histogram", "PSI_FLOOR", "value_distribution", "at_effective_size", "psi", "psi_rows", "ks",
+           "ks_wasserstein_rows", "wasserstein", "jensen_shannon", "hellinger", "chi_squared_counts", "class_mix_test",
+           "two_proportion_z", "drift_tests", "drift_table"]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from scipy import special
 
-from metrics_core.drift.distributions import _binned
+from metrics_core.drift.distributions import _binned, quantile_rows
 from metrics_core.significance.base import NAN, TestResult
 
 #: Proportion given to an empty bin in PSI (a common choice in PSI practice), so ln(q/p) is finite.
@@ -86,10 +86,37 @@ def _floored(counts: np.ndarray) -> np.ndarray:
 
 
 def _psi(r: np.ndarray, c: np.ndarray, info: dict, threshold) -> TestResult:
-    p, q = _floored(r), _floored(c)
-    value = float(np.sum((q - p) * np.log(q / p)))
-    return _distance("population stability index", "PSI", value, threshold,
+    return _distance("population stability index", "PSI", _psi_value(r, c), threshold,
                      {**info, "empty_bins": int(np.sum((r == 0) | (c == 0)))})
+
+
+def _psi_value(r: np.ndarray, c: np.ndarray) -> float:
+    """PSI of two aligned count vectors (float64), empty bins floored (:func:`_floored`)."""
+    p, q = _floored(r), _floored(c)
+    return float(np.sum((q - p) * np.log(q / p)))
+
+
+def psi_rows(points: np.ndarray, reference: np.ndarray, current: np.ndarray, bins: int = 10) -> np.ndarray:
+    """PSI over ``bins`` reference-quantile bins of many pairs of integer histograms over the same bin points.
+
+    Row i of ``reference`` and of ``current`` (P, G) is a pair; each histogram is read as the
+    value distribution of its non-empty bins (value ``points[j]``, count the bin's). Returns the
+    P values of :func:`psi` (``bins`` an int) on the pairs, bit for bit: the same quantiles
+    (:func:`~metrics_core.drift.distributions.quantile_rows`), edges and floored proportions,
+    for a few numpy calls per pair instead of some thirty.
+    """
+    cum_ref = np.cumsum(reference, axis=1, dtype=np.int64)
+    cum_cur = np.cumsum(current, axis=1, dtype=np.int64)
+    quantiles = quantile_rows(points, cum_ref, np.linspace(0.0, 1.0, int(bins) + 1)[1:-1])
+    zero = np.zeros((cum_ref.shape[0], 1), np.int64)
+    before_ref, before_cur = np.hstack((zero, cum_ref)), np.hstack((zero, cum_cur))  # counts before each point
+    out = np.empty(cum_ref.shape[0])
+    for i, inner in enumerate(quantiles):
+        cut = np.searchsorted(points, np.unique(inner), side="left")
+        r = np.diff(before_ref[i, np.concatenate(([0], cut, [points.size]))]).astype(np.float64)
+        c = np.diff(before_cur[i, np.concatenate(([0], cut, [points.size]))]).astype(np.float64)
+        out[i] = _psi_value(r, c)
+    return out
 
 
 def jensen_shannon(reference, current, bins=10, *, threshold: float | None = 0.1) -> TestResult:

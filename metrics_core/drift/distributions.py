@@ -160,14 +160,31 @@ def _quantiles(sc: _Dist, q: np.ndarray) -> np.ndarray:
     if counts.dtype.kind == "f":
         idx = np.searchsorted(cum / total, q, side="left")
         return sc.scores[np.minimum(idx, sc.scores.size - 1)]
+    return quantile_rows(sc.scores, cum[None, :], q)[0]
+
+
+def quantile_rows(points: np.ndarray, cum: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Quantiles ``q`` of each row of integer cumulative counts ``cum`` (P, G) over the values ``points`` (G,).
+
+    numpy's default 'linear' method on the rows the counts stand for (virtual index (n - 1) q,
+    interpolated with numpy's own lerp), as :func:`_quantiles`: a value of count 0 is never
+    returned (the search finds the first value whose cumulative count passes the index), so
+    the rows may hold the empty bins of a histogram. Returns (P, len(q)).
+    """
+    rows = cum.shape[0]
+    total = cum[:, -1:]
     virtual = (total - 1) * q
     prev = np.floor(virtual)
     nxt = prev + 1
     top = virtual >= total - 1
-    prev[top], nxt[top] = total - 1, total - 1
+    prev[top], nxt[top] = np.broadcast_to(total - 1, top.shape)[top], np.broadcast_to(total - 1, top.shape)[top]
     gamma = virtual - prev
-    a = sc.scores[np.searchsorted(cum, prev.astype(np.int64), side="right")]
-    b = sc.scores[np.searchsorted(cum, nxt.astype(np.int64), side="right")]
+    # one search over the rows laid end to end: row i's counts shifted past row i - 1's
+    shift = np.arange(rows)[:, None] * (int(cum[:, -1].max(initial=0)) + 1)
+    flat = (cum + shift).ravel()
+    base = np.arange(rows)[:, None] * points.size
+    a = points[np.searchsorted(flat, prev.astype(np.int64) + shift, side="right") - base]
+    b = points[np.searchsorted(flat, nxt.astype(np.int64) + shift, side="right") - base]
     diff = b - a
     out = a + diff * gamma
     upper = gamma >= 0.5

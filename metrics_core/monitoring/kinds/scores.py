@@ -20,20 +20,24 @@ def score_test(r: ScoreCounts, c: ScoreCounts) -> TestResult:
     """Two-sample KS on a class's binned scores; effect = Wasserstein-1 distance (score units);
     details: KS D, PSI over 10 reference deciles, both means."""
     # one call: KS and Wasserstein share the merge of the two distributions (the single tests' values)
-    found = drift.drift_tests(r, c, ("ks", "wasserstein"), thresholds={"wasserstein": None})
-    return _score_result(r, c, found["ks"], found["wasserstein"].statistic)
+    found = drift.drift_tests(r, c, ("ks", "wasserstein", "psi"), bins=10,
+                              thresholds=dict.fromkeys(("wasserstein", "psi")))
+    return _score_result(r, c, found["ks"], found["wasserstein"].statistic, found["psi"].statistic)
 
 
 def score_tests(jobs: list[Job]) -> list[TestResult]:
-    """:func:`score_test` of each job (histograms over the same bins), their KS and Wasserstein
-    parts computed together (:func:`metrics_core.drift.ks_wasserstein_rows`, the same values)."""
-    tests, w1 = drift.ks_wasserstein_rows(*stacked(jobs))
-    return [_score_result(job.reference, job.current, ks, w) for job, ks, w in zip(jobs, tests, w1.tolist())]
+    """:func:`score_test` of each job (histograms over the same bins), their KS, Wasserstein and PSI
+    parts computed together (:func:`metrics_core.drift.ks_wasserstein_rows`,
+    :func:`~metrics_core.drift.psi_rows`: the same values)."""
+    histograms = stacked(jobs)
+    tests, w1 = drift.ks_wasserstein_rows(*histograms)
+    psi = drift.psi_rows(*histograms, bins=10)
+    return [_score_result(job.reference, job.current, ks, w, ps)
+            for job, ks, w, ps in zip(jobs, tests, w1.tolist(), psi.tolist())]
 
 
-def _score_result(r: ScoreCounts, c: ScoreCounts, ks: TestResult, w1: float) -> TestResult:
-    """The score test's result from its KS result and Wasserstein-1 distance."""
-    ps = drift.psi(r, c, bins=10, threshold=None).statistic
+def _score_result(r: ScoreCounts, c: ScoreCounts, ks: TestResult, w1: float, ps: float) -> TestResult:
+    """The score test's result from its KS result, Wasserstein-1 distance and PSI."""
     mean_r = float(np.dot(r.scores, r.counts) / r.total)
     mean_c = float(np.dot(c.scores, c.counts) / c.total)
     return dataclasses.replace(ks, effect_size=w1, effect_name="Wasserstein-1 distance of the scores",

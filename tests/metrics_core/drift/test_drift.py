@@ -54,9 +54,9 @@ def parts(values, k=3):
 
 @SETTINGS
 @given(hs.integers(1, 40), hs.integers(1, 6), hs.integers(0, 2**32 - 1), hs.sampled_from([0.1, 0.5, 1.0]))
-def test_ks_wasserstein_rows_equal_the_single_tests_bit_for_bit(bins, pairs, seed, fill):
+def test_rows_of_histograms_equal_the_single_tests_bit_for_bit(bins, pairs, seed, fill):
     """Histograms over shared bin points (sparse and dense, ties between the two sides): each pair's
-    KS result and Wasserstein distance equal drift_tests' on the pair's non-empty bins exactly."""
+    KS result, Wasserstein distance and PSI equal drift_tests' on the pair's non-empty bins exactly."""
     rng = np.random.default_rng(seed)
     points = np.sort(rng.choice(np.linspace(-3.0, 5.0, 200), bins, replace=False))
     ref = (rng.random((pairs, bins)) < fill) * rng.integers(0, 30, (pairs, bins))
@@ -64,10 +64,12 @@ def test_ks_wasserstein_rows_equal_the_single_tests_bit_for_bit(bins, pairs, see
     ref[np.arange(pairs), rng.integers(0, bins, pairs)] += 1
     cur[np.arange(pairs), rng.integers(0, bins, pairs)] += 1
     tests, w1 = drift.ks_wasserstein_rows(points, ref, cur)
+    psi = drift.psi_rows(points, ref, cur, bins=10)
     for i in range(pairs):
         one = [ScoreCounts(points[x > 0], x[x > 0], np.zeros(int((x > 0).sum()), np.int64)) for x in (ref[i], cur[i])]
-        single = drift.drift_tests(*one, ("ks", "wasserstein"), thresholds={"wasserstein": None})
+        single = drift.drift_tests(*one, ("ks", "wasserstein", "psi"), thresholds={"wasserstein": None})
         assert tests[i] == single["ks"] and w1[i] == single["wasserstein"].statistic
+        assert psi[i] == single["psi"].statistic
 
 
 @pytest.mark.parametrize("ref, cur", [(np.zeros((1, 3), np.int64), np.ones((1, 3), np.int64)),
