@@ -13,7 +13,7 @@ from metrics_core.dataset.parallel import ordered_map
 from metrics_core.drift.kolmogorov import SMIRNOV_FAST_N
 from metrics_core.errors import InputError
 from metrics_core.significance import TestResult
-from metrics_core.threads import kernel_threads, one_kernel_thread
+from metrics_core.threads import in_background, kernel_threads, one_kernel_thread
 
 if TYPE_CHECKING:
     from metrics_core.monitoring.period import PeriodStats
@@ -273,14 +273,16 @@ def run_jobs(jobs: list[Job]) -> list[TestResult]:
     heavy = [_heavy(job) for job in jobs]
     out: list[TestResult | None] = [None] * len(jobs)
     on_threads = [i for i, h in enumerate(heavy) if h]
-    for i, result in zip(on_threads, ordered_map(run, [jobs[i] for i in on_threads],
-                                                 kernel_threads(len(on_threads), min_size=2))):
-        out[i] = result
+    # the heavy ones run while this thread runs the others (their compiled kernels release the GIL)
+    threaded = in_background(lambda todo: list(ordered_map(run, todo, kernel_threads(len(todo), min_size=2))),
+                             [jobs[i] for i in on_threads]) if on_threads else None
     with one_kernel_thread():  # as ordered_map runs them on the calling thread
         for members in _batches(jobs, [i for i, h in enumerate(heavy) if not h]):
             group = [jobs[i] for i in members]
             for i, result in zip(members, group[0].batch(group) if len(group) > 1 else [run(group[0])]):
                 out[i] = result
-        for i in [i for i, r in enumerate(out) if r is None]:
+        for i in [i for i, r in enumerate(out) if r is None and not heavy[i]]:
             out[i] = run(jobs[i])
+    for i, result in zip(on_threads, threaded.result() if threaded is not None else []):
+        out[i] = result
     return out

@@ -199,6 +199,14 @@ def test_kstwo_sf_equals_scipy_on_both_sides_of_every_branch(n, c2):
         assert kolmogorov.kstwo_sf(edge, n) == pytest.approx(float(st.kstwo.sf(edge, n)), rel=1e-12, abs=1e-300)
 
 
+@settings(max_examples=200, deadline=None)
+@given(hs.integers(1, 30_000), hs.floats(0.0, 1.0))
+def test_kstwo_sf_is_scipys_bit_for_bit_below_the_smirnov_sum(n, d):
+    """Below SMIRNOV_FAST_N (and on the support's edges) kstwo_sf calls the routine kstwo.sf calls: the same float."""
+    if n < kolmogorov.SMIRNOV_FAST_N or d in (0.0, 1.0):
+        assert kolmogorov.kstwo_sf(d, n) == float(st.kstwo.sf(d, n))
+
+
 def test_the_private_binomial_pmf_is_scipys_public_one():
     v, n = np.arange(0, 5_000, dtype=np.float64), 50_000
     p = v / n + 0.004
