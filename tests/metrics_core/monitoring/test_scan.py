@@ -233,7 +233,8 @@ def test_watching_segments_leaves_the_period_statistics_of_a_scan_without_them(t
     path = tmp_path / "period.parquet"
     rows.write_parquet(path, row_group_size=1_000)
     kw = dict(label="label", prediction="prediction", scores=[f"score_{c}" for c in LABELS], price="price",
-              weight="weight", partial_labels=True, design_weight="design_weight", batch_rows=1_000, threads=1)
+              weight="weight", partial_labels=True, design_weight="design_weight", batch_rows=1_000, threads=1,
+              bins=mon.Bins(score_bins=100, price_bins_per_decade=20))
     plain = mon.scan_period(path, "multiclass", LABELS, **kw)
     own = mon.scan_period(path, "multiclass", LABELS, segments=["retailer"], **kw)
     _same(dataclasses.replace(own, segments={}), plain, rtol=0)
