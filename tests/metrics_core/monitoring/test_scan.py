@@ -52,7 +52,8 @@ def test_a_row_of_weight_zero_outside_the_class_list_is_no_row(tmp_path, in_memo
 def test_the_statistics_do_not_depend_on_the_threads_and_progress_counts_every_batch(tmp_path):
     path = tmp_path / "p.parquet"
     pq.write_table(_rows(), path, row_group_size=500)
-    kw = dict(**COLUMNS, price="price", scores=["score_a", "score_b", "score_c"], batch_rows=400)
+    kw = dict(**COLUMNS, price="price", scores=["score_a", "score_b", "score_c"], batch_rows=400,
+              bins=mon.Bins(score_bins=100, price_bins_per_decade=20))
     one = mon.scan_period(path, "multiclass", ["a", "b", "c"], threads=1, **kw)
     seen: list[int] = []
     three = mon.scan_period(path, "multiclass", ["a", "b", "c"], threads=3, progress=seen.append, **kw)
@@ -268,7 +269,7 @@ def test_a_period_scanned_by_partition_groups_and_merged_in_a_tree_is_the_one_pa
     rows.write_parquet(path, row_group_size=300)
     kw = dict(label="label", prediction="prediction", scores=[f"score_{c}" for c in LABELS], price="price",
               weight="weight", partial_labels=True, design_weight="design_weight", segments=["retailer"],
-              features=["pack_size", "title"], batch_rows=300)
+              features=["pack_size", "title"], batch_rows=300, bins=mon.Bins(score_bins=100, price_bins_per_decade=20))
     whole = mon.scan_period(path, "multiclass", LABELS, threads=1, **kw)
     groups, total = partition_groups(path, tasks=5)
     assert total == n and len(groups) == 5 and [p for g in groups for p in g][0].row_groups[0] == 0
