@@ -156,6 +156,16 @@ def merged(parts: list[SampleStats]) -> SampleStats:
     merge's sum is ``(0 + a) + b``, and ``0 + s`` is ``s``); one sort of every part's cells instead
     of one per merge (a batch's 50 segments: a fraction of the time).
 
+    Parameters
+    ----------
+    parts : list of SampleStats
+        One or more statistics of one layout, in the order their rows were read.
+
+    Returns
+    -------
+    SampleStats
+        The statistics of all the parts' rows.
+
     Raises
     ------
     InputError
@@ -204,7 +214,8 @@ def _encode(key: np.ndarray, shape: tuple) -> np.ndarray:
 
 def _cells(code: np.ndarray, runs: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``numpy.unique(code, return_inverse=True)``; ``runs``: ``code`` is a few sorted runs (merged
-    tables' cells), which a stable sort merges in one pass where ``numpy.unique`` sorts them anew."""
+    tables' cells), which numpy's stable sort (timsort) takes as runs where ``numpy.unique``'s
+    quicksort sorts them anew: about half the time for two tables."""
     if not runs:
         return np.unique(code, return_inverse=True)
     order = np.argsort(code, kind="stable")

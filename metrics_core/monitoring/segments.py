@@ -121,7 +121,8 @@ def merge_segments(parts: list[PeriodStats]) -> PeriodStats:
     The same values: each histogram is ``((parts[0] + parts[1]) + parts[2]) + ...`` in that order,
     added in place instead of into a new array per merge; the labelled samples aggregated at once
     (:func:`~metrics_core.monitoring.sample.merged`, the same sums); everything else (and every
-    check on the parts) is :meth:`PeriodStats.merge`'s. A batch's statistics are the merge of its segments'.
+    check on the parts) is :meth:`PeriodStats.merge`'s. A large batch's statistics are the merge of
+    its segments' (:data:`~metrics_core.monitoring.scan.MERGE_ROWS_PER_SEGMENT`).
     The result's histograms are never a part's own arrays (one part's are copied), so a scan may
     add to them in place (:func:`merge_into`).
 
