@@ -22,7 +22,7 @@ import numpy as np
 from metrics_core.errors import InputError, bad_rows
 from metrics_core.monitoring.period import Bins
 
-__all__ = ["SampleStats", "CellSums", "sample_update", "expansion", "effective_sample_size", "score_bin",
+__all__ = ["SampleStats", "CellSums", "sample_update", "merged", "expansion", "effective_sample_size", "score_bin",
            "conditional_from_map", "DEFF_LIMIT", "unequal", "expanded_cells"]
 
 
@@ -63,8 +63,8 @@ class CellSums:
         return cls._sum(tuple(shape), code, np.ones(code.size), dw, dw * dw)
 
     @classmethod
-    def _sum(cls, shape, code, rows, dw, dw2) -> "CellSums":
-        uniq, inv = np.unique(code, return_inverse=True)
+    def _sum(cls, shape, code, rows, dw, dw2, runs: bool = False) -> "CellSums":
+        uniq, inv = _cells(code, runs)
         m = uniq.size
         return cls(shape, uniq.astype(np.int64), np.bincount(inv, weights=rows, minlength=m).astype(np.int64),
                    np.bincount(inv, weights=dw, minlength=m), np.bincount(inv, weights=dw2, minlength=m))
@@ -74,7 +74,7 @@ class CellSums:
         if self.shape != other.shape:
             raise InputError(f"CellSums.merge: the layouts differ ({self.shape} against {other.shape}).")
         return CellSums._sum(self.shape, *(np.concatenate([getattr(self, f), getattr(other, f)])
-                                           for f in ("code", "rows", "dw", "dw2")))
+                                           for f in ("code", "rows", "dw", "dw2")), runs=True)
 
     def index(self) -> tuple[np.ndarray, ...]:
         """The cells' index along each axis of ``shape``."""
@@ -146,27 +146,92 @@ class SampleStats:
         InputError
             When the strata, classes or bins differ (the cells would not mean the same).
         """
+        return merged([self, other])
+
+
+def merged(parts: list[SampleStats]) -> SampleStats:
+    """``functools.reduce(SampleStats.merge, parts)`` in one aggregation: the same values to the last bit.
+
+    Each cell's sums are added in the parts' order from 0, as the merges one by one add them (a
+    merge's sum is ``(0 + a) + b``, and ``0 + s`` is ``s``); one sort of every part's cells instead
+    of one per merge (a batch's 50 segments: a fraction of the time).
+
+    Parameters
+    ----------
+    parts : list of SampleStats
+        One or more statistics of one layout, in the order their rows were read.
+
+    Returns
+    -------
+    SampleStats
+        The statistics of all the parts' rows.
+
+    Raises
+    ------
+    InputError
+        When the strata, classes or bins differ (the cells would not mean the same), or some parts
+        have prices and others not.
+
+    Examples
+    --------
+    >>> parts = [sample_update([0, 0], [0, 1], [0, 1], [0, i % 2 - 1], [2.0, 2.0], [0.1 * i, 1.0], strata=("a",),
+    ...                        n_classes=2, n_bins=2) for i in range(1, 5)]
+    >>> a, b = merged(parts), parts[0].merge(parts[1]).merge(parts[2]).merge(parts[3])
+    >>> a.key.tolist() == b.key.tolist() and a.dw.tobytes() == b.dw.tobytes()
+    True
+    """
+    first = parts[0]
+    for other in parts[1:]:
         for name in ("strata", "n_classes", "n_bins"):
-            if getattr(self, name) != getattr(other, name):
-                raise InputError(f"SampleStats.merge: the {name} differ ({getattr(self, name)!r} against "
+            if getattr(first, name) != getattr(other, name):
+                raise InputError(f"SampleStats.merge: the {name} differ ({getattr(first, name)!r} against "
                                  f"{getattr(other, name)!r}); only statistics of one layout merge.")
-        if (self.price_cells is None) != (other.price_cells is None):
+        if (first.price_cells is None) != (other.price_cells is None):
             raise InputError("SampleStats.merge: one part has prices and the other not; the schema changed "
                              "between parts.")
-        code = np.concatenate([_encode(self.key, self.shape), _encode(other.key, other.shape)])
-        prices = None if self.price_cells is None else self.price_cells.merge(other.price_cells)
-        return _aggregate(self, code, np.concatenate([self.rows, other.rows]), np.concatenate([self.dw, other.dw]),
-                          np.concatenate([self.dw2, other.dw2]), self.population + other.population,
-                          self.population_rows + other.population_rows, prices)
+
+    def joined(values) -> np.ndarray:
+        return np.concatenate(list(values))
+
+    population, population_rows = first.population, first.population_rows
+    for other in parts[1:]:  # in order, as the merges one by one add them
+        population, population_rows = population + other.population, population_rows + other.population_rows
+    prices = None
+    if first.price_cells is not None:
+        cells = [p.price_cells for p in parts]
+        if any(c.shape != cells[0].shape for c in cells):
+            raise InputError(f"CellSums.merge: the layouts differ ({[c.shape for c in cells][:3]}).")
+        prices = CellSums._sum(cells[0].shape, *(joined(getattr(c, f) for c in cells)
+                                                 for f in ("code", "rows", "dw", "dw2")), runs=True)
+    return _aggregate(first, joined(_encode(p.key, p.shape) for p in parts), joined(p.rows for p in parts),
+                      joined(p.dw for p in parts), joined(p.dw2 for p in parts), population, population_rows, prices,
+                      runs=True)
 
 
 def _encode(key: np.ndarray, shape: tuple) -> np.ndarray:
     return np.ravel_multi_index(tuple(key.T), shape).astype(np.int64) if key.size else np.empty(0, np.int64)
 
 
-def _aggregate(like: SampleStats, code, rows, dw, dw2, population, population_rows, price_cells=None) -> SampleStats:
-    """Cells with the same code summed, sorted by key."""
-    uniq, inv = np.unique(code, return_inverse=True)
+def _cells(code: np.ndarray, runs: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.unique(code, return_inverse=True)``; ``runs``: ``code`` is a few sorted runs (merged
+    tables' cells), which numpy's stable sort (timsort) takes as runs where ``numpy.unique``'s
+    quicksort sorts them anew: about half the time for two tables."""
+    if not runs:
+        return np.unique(code, return_inverse=True)
+    order = np.argsort(code, kind="stable")
+    ordered = code[order]
+    first = np.empty(ordered.size, bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    inv = np.empty(code.size, np.intp)
+    inv[order] = np.cumsum(first) - 1
+    return ordered[first], inv
+
+
+def _aggregate(like: SampleStats, code, rows, dw, dw2, population, population_rows, price_cells=None,
+               runs: bool = False) -> SampleStats:
+    """Cells with the same code summed, sorted by key (``runs``: ``code`` is a few sorted runs, :func:`_cells`)."""
+    uniq, inv = _cells(code, runs)
     m = uniq.size
     key = np.stack(np.unravel_index(uniq, like.shape), axis=1).astype(np.int64) if m else np.empty((0, 4), np.int64)
     return SampleStats(like.strata, like.n_classes, like.n_bins, key,

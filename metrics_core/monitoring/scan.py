@@ -24,6 +24,16 @@ __all__ = ["check_period_stats", "scan_period", "UNLABELLED"]
 #: The label index of an unlabelled row of a monitored period (-1 is a label outside the class list).
 UNLABELLED = -2
 
+#: Rows per segment of a batch (of its first segment column) above which the batch's statistics are
+#: the merge of its segments' rather than a second update of its rows. The merge costs per segment
+#: (its histograms: 6 MB at 10 classes, its calibration and labelled-sample statistics), the update
+#: per row; measured on a monitored period of 10 classes with 50 segments, one thread, the scan
+#: takes 0.089 s (update) against 0.109 s (merge) at 20,000 rows, about the same at 70,000, and
+#: 0.22 s against 0.20 s at 100,000 rows a batch (0.39 s against 0.30 s at 196,608). Under the
+#: threshold the batch's statistics are those of a scan without segments to the last bit; over it,
+#: equal up to the rounding of float sums (weights, calibration sums) added in another order.
+MERGE_ROWS_PER_SEGMENT = 1_500
+
 
 def _class_indices(batch: pa.RecordBatch, path, first_row: int, labels: np.ndarray, checks: dict,
                    open_classes: bool = False) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -112,12 +122,14 @@ def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bin
                 threshold=threshold, design_weight=floats(checks["design_weight"]),
                 labelled_sample=checks["partial_labels"])
     if segments:
-        # the first column's segments partition the rows: their merge is the batch's statistics,
-        # cheaper than a second update of every row
         parts = segment_update({c: batch.column(c) for c in segments}, task, labels, bins, pred_idx, **rows)
         first = [parts[k] for k in sorted(parts) if k[0] == segments[0]]
-        whole = merge_segments(first) if first else update(task, labels, bins, pred_idx, **rows)
-        out = dataclasses.replace(whole, segments=parts)
+        # the first column's segments partition the rows: their merge is the batch's statistics, but it
+        # costs per segment (histograms of a few MB each) what an update costs per row: the cheaper of the two
+        if batch.num_rows > MERGE_ROWS_PER_SEGMENT * len(first):
+            out = dataclasses.replace(merge_segments(first), segments=parts)
+        else:  # and then the batch's statistics are those of a scan without segments, to the last bit
+            out = dataclasses.replace(update(task, labels, bins, pred_idx, **rows), segments=parts)
     else:
         out = update(task, labels, bins, pred_idx, **rows)
     if checks.get("features"):

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from metrics_core.monitoring.decision import Alert, Headline
 from metrics_core.monitoring.kinds import TestKey, run_tests_of
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
+from metrics_core.monitoring.sample import merged as merged_samples
 
 __all__ = ["MIN_SEGMENT_ROWS", "SEGMENT_BOOT", "MISSING", "SegmentTests", "segment_update", "merge_segments",
            "merge_into", "segment_tests", "segment_metrics", "segment_table"]
@@ -118,8 +119,10 @@ def merge_segments(parts: list[PeriodStats]) -> PeriodStats:
     """``functools.reduce(PeriodStats.merge, parts)``, the large histograms summed into one array each.
 
     The same values: each histogram is ``((parts[0] + parts[1]) + parts[2]) + ...`` in that order,
-    added in place instead of into a new array per merge; everything else (and every check on
-    the parts) is :meth:`PeriodStats.merge`'s. A batch's statistics are the merge of its segments'.
+    added in place instead of into a new array per merge; the labelled samples aggregated at once
+    (:func:`~metrics_core.monitoring.sample.merged`, the same sums); everything else (and every
+    check on the parts) is :meth:`PeriodStats.merge`'s. A large batch's statistics are the merge of
+    its segments' (:data:`~metrics_core.monitoring.scan.MERGE_ROWS_PER_SEGMENT`).
     The result's histograms are never a part's own arrays (one part's are copied), so a scan may
     add to them in place (:func:`merge_into`).
 
@@ -137,7 +140,12 @@ def merge_segments(parts: list[PeriodStats]) -> PeriodStats:
     if len(parts) < 3:
         return functools.reduce(PeriodStats.merge, parts)
     summed = [f for f in _HISTOGRAMS if all(getattr(p, f) is not None for p in parts)]
-    merged = functools.reduce(PeriodStats.merge, [replace(p, **dict.fromkeys(summed)) for p in parts])
+    # the labelled samples' sparse cells in one aggregation rather than one sort per merge
+    samples = {}
+    if all(p.sample is not None for p in parts):
+        samples["sample"] = merged_samples([p.sample for p in parts])
+    merged = functools.reduce(PeriodStats.merge, [replace(p, **dict.fromkeys(summed), **dict.fromkeys(samples))
+                                                  for p in parts])
     sums = {}
     for f in summed:
         acc = getattr(parts[0], f) + getattr(parts[1], f)
@@ -148,7 +156,7 @@ def merge_segments(parts: list[PeriodStats]) -> PeriodStats:
             else:  # as the merge adds them (a wider type, or the error of unlike shapes)
                 acc = acc + v
         sums[f] = acc
-    return replace(merged, **sums)
+    return replace(merged, **sums, **samples)
 
 
 def merge_into(total: PeriodStats, part: PeriodStats) -> PeriodStats:

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics_core.errors import InputError
-from metrics_core.monitoring.sample import SampleStats, effective_sample_size, expansion, sample_update
+from metrics_core.monitoring.sample import SampleStats, effective_sample_size, expansion, merged, sample_update
 
 STRATA = ("a", "b", "c")
 K, B = 3, 4
@@ -83,6 +83,28 @@ def test_statistics_of_different_layouts_do_not_merge():
     b = sample_update([0], [0], [0], [0], strata=("s",), n_classes=2, n_bins=2)
     with pytest.raises(InputError, match="n_bins differ"):
         a.merge(b)
+
+
+def test_many_parts_aggregated_at_once_equal_their_merges_one_by_one_to_the_last_bit():
+    """``merged`` (a batch's segments, one sort of every part's cells) gives what the merges one by one
+    give, float sums to the bit (the same additions in the same order), price cells included; parts
+    of another layout are refused as by ``merge``."""
+    parts = []
+    for seed in range(7):
+        h, pred, b, y, d, w = _rows(seed, 40 * seed)  # the first part empty
+        prices = np.random.default_rng(seed).integers(0, 6, h.size)
+        parts.append(sample_update(h, pred, b, y, d, w, strata=STRATA, n_classes=K, n_bins=B, price_idx=prices,
+                                   n_price_bins=6))
+    at_once, one_by_one = merged(parts), parts[0]
+    for p in parts[1:]:
+        one_by_one = one_by_one.merge(p)
+    for f in ("key", "rows", "dw", "dw2", "population", "population_rows"):
+        assert getattr(at_once, f).tobytes() == getattr(one_by_one, f).tobytes(), f
+    for f in ("code", "rows", "dw", "dw2"):
+        assert getattr(at_once.price_cells, f).tobytes() == getattr(one_by_one.price_cells, f).tobytes(), f
+    assert at_once.n_labelled > 0 and at_once.price_cells.code.size > 1
+    with pytest.raises(InputError, match="n_bins differ"):
+        merged([parts[1], sample_update(*_rows(9, 10), strata=STRATA, n_classes=K, n_bins=B + 1)])
 
 
 def test_expansion_takes_each_stratum_to_its_known_weight():

@@ -3,6 +3,8 @@ errors name column, count and row; a row of weight 0 names no class; scores on t
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -50,7 +52,8 @@ def test_a_row_of_weight_zero_outside_the_class_list_is_no_row(tmp_path, in_memo
 def test_the_statistics_do_not_depend_on_the_threads_and_progress_counts_every_batch(tmp_path):
     path = tmp_path / "p.parquet"
     pq.write_table(_rows(), path, row_group_size=500)
-    kw = dict(**COLUMNS, price="price", scores=["score_a", "score_b", "score_c"], batch_rows=400)
+    kw = dict(**COLUMNS, price="price", scores=["score_a", "score_b", "score_c"], batch_rows=400,
+              bins=mon.Bins(score_bins=100, price_bins_per_decade=20))
     one = mon.scan_period(path, "multiclass", ["a", "b", "c"], threads=1, **kw)
     seen: list[int] = []
     three = mon.scan_period(path, "multiclass", ["a", "b", "c"], threads=3, progress=seen.append, **kw)
@@ -183,35 +186,64 @@ def test_an_in_memory_period_with_decimal_scores_has_the_statistics_of_its_float
     assert a.performance.confusion.matrix.tolist() == b.performance.confusion.matrix.tolist()
 
 
-def _same(a, b, where="stats"):
+def _same(a, b, where="stats", rtol=1e-12):
     """Every field, array, mapping and sequence of two statistics: counts, integers and text exactly, float
-    sums (of scores, weights, prices) to rounding, 1e-12 relative (the merge tree adds them in another order)."""
+    sums (of scores, weights, prices) to rounding, 1e-12 relative (the merge tree adds them in another order;
+    ``rtol=0``: to the last bit)."""
     import dataclasses
 
     assert type(a) is type(b), where
     if dataclasses.is_dataclass(a):
         for f in dataclasses.fields(a):
-            _same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+            _same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}", rtol)
     elif isinstance(a, np.ndarray):
         assert a.dtype == b.dtype and a.shape == b.shape, where
         if a.dtype.kind in "fc":
-            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300, err_msg=where)
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-300 if rtol else 0, err_msg=where)
         else:
             assert np.array_equal(a, b), where
     elif isinstance(a, dict):
         assert a.keys() == b.keys(), where
         for k in a:
-            _same(a[k], b[k], f"{where}[{k!r}]")
+            _same(a[k], b[k], f"{where}[{k!r}]", rtol)
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), where
         for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{where}[{i}]")
+            _same(x, y, f"{where}[{i}]", rtol)
     elif isinstance(a, float):
-        assert a == pytest.approx(b, rel=1e-12) or (np.isnan(a) and np.isnan(b)), where
+        assert a == pytest.approx(b, rel=rtol, abs=0) or (np.isnan(a) and np.isnan(b)), where
     elif hasattr(a, "__dict__") and type(a).__eq__ is object.__eq__:
-        _same(vars(a), vars(b), where)
+        _same(vars(a), vars(b), where, rtol)
     else:
         assert a == b, where
+
+
+def test_watching_segments_leaves_the_period_statistics_of_a_scan_without_them(tmp_path, monkeypatch):
+    """Up to ``MERGE_ROWS_PER_SEGMENT`` rows a segment, a batch's statistics with segments are its own
+    update: the period's (weights' and calibration sums, the labelled sample's design sums) are those of a
+    scan without segments to the last bit. Over it they are the merge of the segments': the same to
+    rounding, and the segments' own statistics the same either way."""
+    from flow_data import LABELS, scored_rows
+
+    n, rng = 3000, np.random.default_rng(7)
+    rows = scored_rows(n, 4, "2024-01")
+    on = rng.random(n) < 0.6
+    rows = rows.with_columns(weight=pl.Series(rng.random(n) * 7), design_weight=pl.Series(np.full(n, 1 / 0.6)),
+                             label=pl.when(pl.Series(on)).then(pl.col("label")).otherwise(None),
+                             retailer=pl.Series(rng.choice([f"shop_{i}" for i in range(5)], n)))
+    path = tmp_path / "period.parquet"
+    rows.write_parquet(path, row_group_size=1_000)
+    kw = dict(label="label", prediction="prediction", scores=[f"score_{c}" for c in LABELS], price="price",
+              weight="weight", partial_labels=True, design_weight="design_weight", batch_rows=1_000, threads=1,
+              bins=mon.Bins(score_bins=100, price_bins_per_decade=20))
+    plain = mon.scan_period(path, "multiclass", LABELS, **kw)
+    own = mon.scan_period(path, "multiclass", LABELS, segments=["retailer"], **kw)
+    _same(dataclasses.replace(own, segments={}), plain, rtol=0)
+    assert plain.weight_by_pred.sum() > 0 and plain.calibration is not None and plain.sample is not None
+    monkeypatch.setattr("metrics_core.monitoring.scan.MERGE_ROWS_PER_SEGMENT", 0)
+    merged = mon.scan_period(path, "multiclass", LABELS, segments=["retailer"], **kw)
+    _same(dataclasses.replace(merged, segments={}), plain)
+    _same(merged.segments, own.segments, rtol=0)
 
 
 def test_a_period_scanned_by_partition_groups_and_merged_in_a_tree_is_the_one_pass(tmp_path):
@@ -237,7 +269,7 @@ def test_a_period_scanned_by_partition_groups_and_merged_in_a_tree_is_the_one_pa
     rows.write_parquet(path, row_group_size=300)
     kw = dict(label="label", prediction="prediction", scores=[f"score_{c}" for c in LABELS], price="price",
               weight="weight", partial_labels=True, design_weight="design_weight", segments=["retailer"],
-              features=["pack_size", "title"], batch_rows=300)
+              features=["pack_size", "title"], batch_rows=300, bins=mon.Bins(score_bins=100, price_bins_per_decade=20))
     whole = mon.scan_period(path, "multiclass", LABELS, threads=1, **kw)
     groups, total = partition_groups(path, tasks=5)
     assert total == n and len(groups) == 5 and [p for g in groups for p in g][0].row_groups[0] == 0
