@@ -7,6 +7,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 import numpy as np
@@ -83,6 +84,11 @@ class CalibrationMap:
     pos: np.ndarray
     cond_keys: np.ndarray | None = None
     coarse_probs: np.ndarray | None = None
+
+    @cached_property
+    def finite_replicates(self) -> np.ndarray:
+        """Per row of :attr:`probs`, whether all its :attr:`replicates` are finite (found once a map)."""
+        return np.isfinite(self.replicates).all(axis=(0, 2))
 
     def conditional(self, n: np.ndarray | None = None, pos: np.ndarray | None = None) -> np.ndarray:
         """The per-predicted-class maps (K, S, B) fitted on counts ``n``, ``pos`` (default the reference's);

@@ -297,6 +297,28 @@ def _binned_rows(bins: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarr
     return np.bincount(at, weights=weights.ravel(), minlength=rows * n_bins).reshape(rows, n_bins)
 
 
+def _bin_sums(coarse: np.ndarray, n: np.ndarray, y: np.ndarray, cal_map: CalibrationMap, rows: np.ndarray,
+              n_bins: int) -> tuple[np.ndarray, ...]:
+    """Per target and score bin, the sums of :func:`calibration_change` for T targets on the same atoms.
+
+    ``coarse`` (A,): each atom's bin; ``n``, ``y`` (T, A): each target's rows and positives per atom;
+    ``rows`` (T,): the targets' rows of ``cal_map``. Returns the observed positives, the expected
+    ones, their variance, the rows (each (T, n_bins)) and the variance over the map's replicates of
+    the expected positives. Each sum adds its atoms in order, as one target at a time would: the
+    targets' bins are apart in one bincount (:func:`_binned_rows`). A replicate's atoms without rows
+    add exact zeros, so they are left out where the target's replicates are all finite."""
+    t = n.shape[0]
+    flat = (np.arange(t)[:, None] * n_bins + coarse[None, :]).ravel()
+
+    def binned(w: np.ndarray) -> np.ndarray:
+        return np.bincount(flat, weights=w.ravel(), minlength=t * n_bins).reshape(t, n_bins)
+
+    g = cal_map.probs[rows]
+    tt, aa = np.nonzero((n != 0) | ~cal_map.finite_replicates[rows][:, None])
+    drawn = _binned_rows(flat.reshape(t, -1)[tt, aa], n[tt, aa] * cal_map.replicates[:, rows[tt], aa], t * n_bins)
+    return binned(y), binned(n * g), binned(n * g * (1 - g)), binned(n), drawn.reshape(-1, t, n_bins).var(axis=0)
+
+
 def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: int = 10) -> dict[str, TestResult]:
     """Does the period's calibration differ from the reference's? One test per class.
 
@@ -329,22 +351,17 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
     cal = current.calibration
     if cal is None:
         return {}
+    found = [(j, name, cc) for j, (name, cc) in enumerate(calibration_targets(cal)) if cc.valid]
+    # Targets on the same atoms (fine bins: every target) are summed together, others one by one.
+    shared = all(np.array_equal(cc.keys, found[0][2].keys) for _, _, cc in found)
     out = {}
-    for j, (name, cc) in enumerate(calibration_targets(cal)):
-        if not cc.valid:
-            continue
-        coarse = np.minimum((cc.keys * n_bins).astype(np.int64), n_bins - 1)
-        obs = np.bincount(coarse, weights=cc.y, minlength=n_bins)
-        g = cal_map.probs[j]
-        exp = np.bincount(coarse, weights=cc.n * g, minlength=n_bins)
-        var = np.bincount(coarse, weights=cc.n * g * (1 - g), minlength=n_bins)
-        r, at = cal_map.replicates[:, j], np.flatnonzero(cc.n)
-        if at.size < cc.n.size and np.isfinite(r).all():  # a bin without rows adds an exact 0 to each sum
-            reps = _binned_rows(coarse[at], cc.n[at] * r[:, at], n_bins)
-        else:
-            reps = _binned_rows(coarse, cc.n * r, n_bins)
-        rows = np.bincount(coarse, weights=cc.n, minlength=n_bins)
-        out[name] = calibration_result(obs, exp, var + reps.var(axis=0), rows, cc.total)
+    for group in ([found] if shared and found else [[x] for x in found]):
+        coarse = np.minimum((group[0][2].keys * n_bins).astype(np.int64), n_bins - 1)
+        obs, exp, var, rows, rep_var = _bin_sums(coarse, np.stack([cc.n for _, _, cc in group]),
+                                                 np.stack([cc.y for _, _, cc in group]), cal_map,
+                                                 np.array([j for j, _, _ in group]), n_bins)
+        for i, (_, name, cc) in enumerate(group):
+            out[name] = calibration_result(obs[i], exp[i], var[i] + rep_var[i], rows[i], cc.total)
     return out
 
 
