@@ -31,58 +31,46 @@ __all__ = ["CalibrationMap", "bootstrap_stack", "fit_calibration_map", "cached_c
            "coarsen"]
 
 
-def _isotonic(keys: np.ndarray, at: np.ndarray, freq: np.ndarray, rows: np.ndarray, scratch: np.ndarray) -> np.ndarray:
-    """The isotonic fit of the frequencies ``freq`` of the bins ``at`` weighted by their ``rows``, at
-    ``keys`` (linear between fitted bins, flat outside). ``freq``, ``rows`` and ``scratch`` (one more
-    entry than ``at``) are overwritten: the compiled pool-adjacent-violators step works in place."""
-    return _interp(keys, at, _pava(freq, rows, scratch)[0])
-
-
-def _isotonic_fitter(keys: np.ndarray, n: np.ndarray):
-    """Isotonic (non-decreasing) fit of the outcome frequency over the fine bins, weighted by their
-    rows ``n``, as a function of the bins' positives; empty bins take the value of the nearest
-    fitted bins (linear between them, flat outside); all nan without rows.
+def _isotonic_fitter(keys: np.ndarray, n: np.ndarray, fallback: np.ndarray | None = None):
+    """Isotonic (non-decreasing) fits of the outcome frequency over the bins at ``keys``, one per row of
+    the rows ``n`` (..., B), as a function of the bins' positives (same shape): each weighted by its
+    rows, empty bins take the value of the nearest fitted bins (linear between them, flat outside); a
+    row without rows is ``fallback``'s (broadcast to ``n``'s shape), all nan without one.
 
     Which bins have rows, and their weights, are found once for the bootstrap's many refits of the
-    same rows. Each fit calls the compiled pool-adjacent-violators step directly (``_pava``, in
-    place on fresh arrays: the values of ``scipy.optimize.isotonic_regression``, about 6 us a fit
-    against 17 us through it)."""
+    same rows; each refit divides the positives of all of them by their rows and copies their
+    weights at once (the same values), and fits each row on its own slice of them. Each fit calls the
+    compiled pool-adjacent-violators step directly (``_pava``, in place on those fresh arrays: the
+    values of ``scipy.optimize.isotonic_regression``, about 6 us a fit against 17 us through it) and
+    the compiled step of np.interp."""
+    b = n.shape[-1]
     full = n > 0
-    if not full.any():
-        return lambda pos: np.full(n.size, np.nan)
-    rows, at = n[full], keys[full]
+    where = np.flatnonzero(full)  # row after row, bins ascending within each
+    rows = n.ravel()[where]
+    counts = full.reshape(-1, b).sum(axis=1).tolist()
+    ends = np.cumsum(counts, dtype=np.int64).tolist()
+    # per row with rows: its index, its bins' slice and that of a scratch with one more entry a row, its keys
+    spans = [(i, slice(ends[i] - counts[i], ends[i]), slice(ends[i] - counts[i] + c, ends[i] + c + 1),
+              keys[full.reshape(-1, b)[i]]) for c, i in enumerate(i for i in range(len(counts)) if counts[i])]
+    empty = np.broadcast_to(np.nan if fallback is None else fallback, n.shape)
 
     def fit(pos: np.ndarray) -> np.ndarray:
-        return _isotonic(keys, at, pos[full] / rows, rows.copy(), np.empty(rows.size + 1, dtype=np.intp))
+        out = np.array(empty, order="C")  # a writeable copy that the rows below are views of
+        flat = out.reshape(-1, b)
+        freq, weights = pos.ravel()[where] / rows, rows.copy()
+        scratch = np.empty(rows.size + len(spans), dtype=np.intp)
+        for i, bins, more, at in spans:
+            flat[i] = _interp(keys, at, _pava(freq[bins], weights[bins], scratch[more])[0])
+        return out
 
     return fit
 
 
 def _conditional_fitter(keys: np.ndarray, n: np.ndarray, fallback: np.ndarray):
     """:meth:`CalibrationMap.conditional` for the fixed rows ``n`` (K, S, B) as a function of the
-    positives: a fit per (k, j) with rows (:func:`_isotonic`, as :func:`_isotonic_fitter` fits one),
-    the one-vs-rest map ``fallback[j]`` without.
-
-    The bins with rows of every (k, j) are found once; each refit divides the positives of all of
-    them by their rows and copies their weights at once (the same values), and each (k, j) fits
-    its own slice of them."""
-    full = n > 0
-    where = np.flatnonzero(full)  # (k, j) after (k, j), bins ascending within each
-    rows = n.ravel()[where]
-    ends = np.cumsum(full.sum(axis=-1).ravel()).tolist()
-    spans = [(k, j, end - int(full[k, j].sum()), end, keys[full[k, j]])
-             for (k, j), end in zip(np.ndindex(*n.shape[:2]), ends) if full[k, j].any()]
-
-    def fit(pos: np.ndarray) -> np.ndarray:
-        out = np.empty(n.shape)
-        out[:] = fallback[:n.shape[1]]
-        freq, weights = pos.ravel()[where] / rows, rows.copy()
-        scratch = np.empty(rows.size + len(spans), dtype=np.intp)
-        for c, (k, j, lo, hi, at) in enumerate(spans):
-            out[k, j] = _isotonic(keys, at, freq[lo:hi], weights[lo:hi], scratch[lo + c:hi + c + 1])
-        return out
-
-    return fit
+    positives: a fit per (k, j) with rows (:func:`_isotonic_fitter`), the one-vs-rest map
+    ``fallback[j]`` without."""
+    return _isotonic_fitter(keys, n, fallback[:n.shape[1]])
 
 
 @dataclass(frozen=True)
@@ -184,11 +172,10 @@ def fit_calibration_map(reference: PeriodStats, *, n_boot: int = 200, seed: int 
     rng = np.random.default_rng(seed)
     keys = cal.targets[0].keys
     targets = calibration_targets(cal)
-    fits = [_isotonic_fitter(keys, c.n) for _, c in targets]
-    probs = np.stack([fit(c.y) for fit, (_, c) in zip(fits, targets)])
-    redraws = [_binomial(c.n, c.y) for _, c in targets]
-    reps = np.stack([np.stack([fit(redraw(rng)) for fit, redraw in zip(fits, redraws)])
-                     for _ in range(n_boot)]) if n_boot else probs[None]
+    fit = _isotonic_fitter(keys, np.stack([c.n for _, c in targets]))
+    probs = fit(np.stack([c.y for _, c in targets]))
+    redraws = [_binomial(c.n, c.y) for _, c in targets]  # target after target, replicate after replicate
+    reps = np.stack([fit(np.stack([redraw(rng) for redraw in redraws])) for _ in range(n_boot)]) if n_boot else probs[None]
     n, pos = coarsen(reference.score_by_pred, resolution), coarsen(reference.positives_by_pred, resolution)
     ckeys = (np.arange(n.shape[-1]) + 0.5) / n.shape[-1]
     coarse = np.stack([np.interp(ckeys, keys, p) for p in probs])

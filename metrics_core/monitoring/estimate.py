@@ -100,10 +100,11 @@ class Estimate:
         return self.metrics[f"{PREFIX}{key}_ci_low"], self.metrics[f"{PREFIX}{key}_ci_high"]
 
 
-def _metrics(task: str, m: np.ndarray, beta: float) -> dict:
+def _metrics(task: str, m: np.ndarray, beta: float, keys=None) -> dict:
+    """The count-based metrics of confusion counts (binary: all of them; multiclass: those in ``keys``, default all)."""
     if task == "binary":
         return binary_confusion_metrics(m, beta)
-    out, _ = multiclass_confusion_metrics(m, beta)
+    out, _ = multiclass_confusion_metrics(m, beta, keys=keys)
     return out
 
 
@@ -184,8 +185,8 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
     else:
         expected, drawn = _label_shift_draws(task, cal_map, h, priors, n_k, n_boot, seed)
     drawn += known
-    point = _metrics(task, expected + known, beta)
-    reps = _metrics(task, drawn, beta)
+    point = _metrics(task, expected + known, beta, keys)
+    reps = _metrics(task, drawn, beta, keys)
     out: dict[str, float] = {}
     draws: dict[str, np.ndarray] = {}
     for k in keys:
@@ -467,7 +468,7 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
         metrics.update({f"perf/{k}": v for k, v in values.items()})
     headline = None
     if est is not None and not current.has_labels and f"{PREFIX}{metric}" in est.metrics:
-        ref_value = _metrics(reference.task, reference.performance.confusion.matrix, beta).get(metric)
+        ref_value = _metrics(reference.task, reference.performance.confusion.matrix, beta, (metric,)).get(metric)
         headline = Headline(f"{PREFIX}{metric}", est.metrics[f"{PREFIX}{metric}"], est.interval(metric),
                             None if ref_value is None else float(ref_value), None, int(current.n_rows),
                             caveat=unreliable_note(metrics))
