@@ -268,7 +268,7 @@ def estimate_period(reference: PeriodStats, current: PeriodStats, *, headline: s
     if cal_map is None or h is None or h[:, :, 0].sum() or h[:, :, -1].sum():
         return None
     keys = list(ESTIMATED[current.task])
-    probe = _metrics(current.task, np.eye(current.labels.size), beta)
+    probe = _metrics(current.task, np.eye(current.labels.size), beta, (headline,))  # is it a count-based metric?
     if headline and headline not in keys and headline in probe:
         keys.append(headline)
     shift, priors = _choose(reference, current, cal_map)
