@@ -307,7 +307,8 @@ def _bin_sums(coarse: np.ndarray, n: np.ndarray, y: np.ndarray, cal_map: Calibra
     ones, their variance, the rows (each (T, n_bins)) and the variance over the map's replicates of
     the expected positives. Each sum adds its atoms in order, as one target at a time would: the
     targets' bins are apart in one bincount (:func:`_binned_rows`). A replicate's atoms without rows
-    add exact zeros, so they are left out where the target's replicates are all finite."""
+    add exact zeros where the target's replicates are all finite: when most atoms have rows every
+    atom is summed (no gather of the replicates), else those are left out."""
     t = n.shape[0]
     flat = (np.arange(t)[:, None] * n_bins + coarse[None, :]).ravel()
 
@@ -315,8 +316,14 @@ def _bin_sums(coarse: np.ndarray, n: np.ndarray, y: np.ndarray, cal_map: Calibra
         return np.bincount(flat, weights=w.ravel(), minlength=t * n_bins).reshape(t, n_bins)
 
     g = cal_map.probs[rows]
-    tt, aa = np.nonzero((n != 0) | ~cal_map.finite_replicates[rows][:, None])
-    drawn = _binned_rows(flat.reshape(t, -1)[tt, aa], n[tt, aa] * cal_map.replicates[:, rows[tt], aa], t * n_bins)
+    keep = (n != 0) | ~cal_map.finite_replicates[rows][:, None]
+    if keep.mean() > 0.5:
+        together = rows.size == rows[-1] - rows[0] + 1 and (np.diff(rows) == 1).all()  # a view, not a copy
+        reps = cal_map.replicates[:, rows[0]:rows[-1] + 1] if together else cal_map.replicates[:, rows]
+        drawn = _binned_rows(flat, (n * reps).reshape(reps.shape[0], -1), t * n_bins)
+    else:
+        tt, aa = np.nonzero(keep)
+        drawn = _binned_rows(flat.reshape(t, -1)[tt, aa], n[tt, aa] * cal_map.replicates[:, rows[tt], aa], t * n_bins)
     return binned(y), binned(n * g), binned(n * g * (1 - g)), binned(n), drawn.reshape(-1, t, n_bins).var(axis=0)
 
 
