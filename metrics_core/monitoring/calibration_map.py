@@ -175,7 +175,8 @@ def fit_calibration_map(reference: PeriodStats, *, n_boot: int = 200, seed: int 
     fit = _isotonic_fitter(keys, np.stack([c.n for _, c in targets]))
     probs = fit(np.stack([c.y for _, c in targets]))
     redraws = [_binomial(c.n, c.y) for _, c in targets]  # target after target, replicate after replicate
-    reps = np.stack([fit(np.stack([redraw(rng) for redraw in redraws])) for _ in range(n_boot)]) if n_boot else probs[None]
+    reps = (np.stack([fit(np.stack([redraw(rng) for redraw in redraws])) for _ in range(n_boot)]) if n_boot
+            else probs[None])
     n, pos = coarsen(reference.score_by_pred, resolution), coarsen(reference.positives_by_pred, resolution)
     ckeys = (np.arange(n.shape[-1]) + 0.5) / n.shape[-1]
     coarse = np.stack([np.interp(ckeys, keys, p) for p in probs])
@@ -196,6 +197,7 @@ def _nbytes(m: CalibrationMap | None) -> int:
     return 0 if m is None else sum(a.nbytes for a in vars(m).values() if isinstance(a, np.ndarray))
 
 
+#: The integer types a cache key reads counts in, narrowest first (:func:`_content_key`).
 _NARROW = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32)
 
 
