@@ -110,7 +110,7 @@ def cost_metrics(m, cost_matrix) -> dict:
     return {"total_cost": total, "mean_cost": f.ratio(total, np.asarray(m, float).sum(axis=(-2, -1)))}
 
 
-def multiclass_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> tuple[dict, dict]:
+def multiclass_confusion_metrics(m, beta: float = 1.0, cost_matrix=None, keys=None) -> tuple[dict, dict]:
     """Metrics of a multiclass classifier and its per-class arrays, from the confusion matrix.
 
     Parameters
@@ -121,6 +121,9 @@ def multiclass_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> tupl
         Weight of recall in the F-beta metrics.
     cost_matrix : array-like, shape (K, K), optional
         Cost C[actual, predicted]; adds ``total_cost`` and ``mean_cost``.
+    keys : collection of str, optional
+        Only these metrics (default all): each with the value the full result has, the others'
+        formulas not run (the bootstrap of one metric's interval needs only its replicates).
 
     Returns
     -------
@@ -142,38 +145,59 @@ def multiclass_confusion_metrics(m, beta: float = 1.0, cost_matrix=None) -> tupl
     >>> out, per_class = multiclass_confusion_metrics([[3, 1, 0], [0, 2, 0], [1, 0, 3]])
     >>> out["accuracy"], round(out["precision_macro"], 4), per_class["recall"].round(2).tolist()
     (0.8, 0.8056, [0.75, 1.0, 0.75])
+    >>> multiclass_confusion_metrics([[3, 1, 0], [0, 2, 0], [1, 0, 3]], keys={"accuracy"})[0]
+    {'accuracy': 0.8}
     """
     m = np.asarray(m, dtype=np.float64)
     pc = f.per_class(m, beta)
-    tp, fp, fn, _ = f.one_vs_rest(m)
-    support = pc["support"]
-    acc = f.accuracy(m)
-    out = {"n": m.sum(axis=(-2, -1)), "accuracy": acc, "error_rate": 1.0 - np.asarray(acc)}
-    ba, _ = f.nanmean_count(pc["recall"])
-    out["balanced_accuracy"] = ba
-    out["cohen_kappa"] = f.cohen_kappa(m)
-    out["mcc"] = f.mcc(m)
-    out["kl_divergence"] = f.kl_divergence(m)
-    csmf = f.csmf_accuracy(m)
-    out["csmf_accuracy"] = csmf
-    out["cccsmf_accuracy"] = f.cccsmf_accuracy(csmf)
-    micro_p = f.ratio(tp.sum(-1), (tp + fp).sum(-1))
-    micro_r = f.ratio(tp.sum(-1), (tp + fn).sum(-1))
-    micro = {"precision": micro_p, "recall": micro_r,
-             "f1": f.fbeta(tp.sum(-1), fp.sum(-1), fn.sum(-1), 1.0),
-             "fbeta": f.fbeta(tp.sum(-1), fp.sum(-1), fn.sum(-1), beta)}
-    for name in ("precision", "recall", "f1", "fbeta"):
-        out[f"{name}_micro"] = micro[name]
-        macro, skipped = f.nanmean_count(pc[name])
-        out[f"{name}_macro"] = macro
-        out[f"n_undefined_{name}"] = skipped.astype(np.float64)
-        out[f"{name}_weighted"], _ = f.nanmean_count(pc[name], support)
-    out["f1_of_macro"] = f.f_of(out["precision_macro"], out["recall_macro"], 1.0)
-    out["fbeta_of_macro"] = f.f_of(out["precision_macro"], out["recall_macro"], beta)
-    out["fbeta_of_weighted"] = f.f_of(out["precision_weighted"], out["recall_weighted"], beta)
-    out["balanced_accuracy_micro"] = f.balanced_accuracy_micro(m)
-    out.update(cost_metrics(m, cost_matrix))
-    return out, pc
+
+    def overall() -> dict:
+        acc = f.accuracy(m)
+        return {"n": m.sum(axis=(-2, -1)), "accuracy": acc, "error_rate": 1.0 - np.asarray(acc)}
+
+    def averages() -> dict:
+        tp, fp, fn, _ = f.one_vs_rest(m)
+        support = pc["support"]
+        out = {}
+        micro = {"precision": f.ratio(tp.sum(-1), (tp + fp).sum(-1)), "recall": f.ratio(tp.sum(-1), (tp + fn).sum(-1)),
+                 "f1": f.fbeta(tp.sum(-1), fp.sum(-1), fn.sum(-1), 1.0),
+                 "fbeta": f.fbeta(tp.sum(-1), fp.sum(-1), fn.sum(-1), beta)}
+        for name in _AVERAGED:
+            out[f"{name}_micro"] = micro[name]
+            macro, skipped = f.nanmean_count(pc[name])
+            out[f"{name}_macro"] = macro
+            out[f"n_undefined_{name}"] = skipped.astype(np.float64)
+            out[f"{name}_weighted"], _ = f.nanmean_count(pc[name], support)
+        out["f1_of_macro"] = f.f_of(out["precision_macro"], out["recall_macro"], 1.0)
+        out["fbeta_of_macro"] = f.f_of(out["precision_macro"], out["recall_macro"], beta)
+        out["fbeta_of_weighted"] = f.f_of(out["precision_weighted"], out["recall_weighted"], beta)
+        return out
+
+    def csmf() -> dict:
+        value = f.csmf_accuracy(m)
+        return {"csmf_accuracy": value, "cccsmf_accuracy": f.cccsmf_accuracy(value)}
+
+    # In the order of the result; each step gives the metrics named beside it.
+    steps = ((("n", "accuracy", "error_rate"), overall),
+             (("balanced_accuracy",), lambda: {"balanced_accuracy": f.nanmean_count(pc["recall"])[0]}),
+             (("cohen_kappa",), lambda: {"cohen_kappa": f.cohen_kappa(m)}),
+             (("mcc",), lambda: {"mcc": f.mcc(m)}),
+             (("kl_divergence",), lambda: {"kl_divergence": f.kl_divergence(m)}),
+             (("csmf_accuracy", "cccsmf_accuracy"), csmf),
+             (_AVERAGE_KEYS, averages),
+             (("balanced_accuracy_micro",), lambda: {"balanced_accuracy_micro": f.balanced_accuracy_micro(m)}),
+             (("total_cost", "mean_cost"), lambda: cost_metrics(m, cost_matrix)))
+    out = {}
+    for names, step in steps:
+        if keys is None or any(k in keys for k in names):
+            out.update(step())
+    return (out if keys is None else {k: v for k, v in out.items() if k in keys}), pc
+
+
+#: The averaged metrics of :func:`multiclass_confusion_metrics`, and the keys they give.
+_AVERAGED = ("precision", "recall", "f1", "fbeta")
+_AVERAGE_KEYS = tuple(f"{name}_{kind}" for name in _AVERAGED for kind in ("micro", "macro", "weighted")) + tuple(
+    f"n_undefined_{name}" for name in _AVERAGED) + ("f1_of_macro", "fbeta_of_macro", "fbeta_of_weighted")
 
 
 def score_metrics(sc: ScoreCounts | BinnedScoreCounts | None) -> dict:

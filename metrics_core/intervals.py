@@ -34,6 +34,8 @@ __all__ = ["MAX_BOOT_BINS", "METRIC_RANGES", "class_auroc_replicates", "coarsen"
 #: Score bins of the coarsened ScoreCounts that the bootstrap resamples.
 MAX_BOOT_BINS = 512
 NO_INTERVAL = ("n", "tp", "fp", "fn", "tn")
+#: The metrics of :func:`score_replicates` (a binary report's score metrics).
+SCORE_REPLICATES = ("auroc", "average_precision", "auprc_trapezoid", "log_loss", "brier")
 _SNAP = 2.0 ** 40  # resolution of the conditional cell probabilities of a multinomial draw
 
 
@@ -338,44 +340,55 @@ def _wilson_map(tp, fp, fn, tn, scale, level, keys) -> dict:
     return {out: wilson(table[src][0] * scale, table[src][1] * scale, level) for out, src in keys.items()}
 
 
-def _binary_intervals(report, s, level, n_boot, rng) -> tuple[dict, dict, dict]:
-    """(Wilson intervals, bootstrap replicates, other intervals) of a binary report."""
+def _wanted(keys, names) -> bool:
+    """Whether any of ``names`` is asked for (``keys`` None: every metric is)."""
+    return keys is None or any(k in keys for k in names)
+
+
+def _binary_intervals(report, s, level, n_boot, rng, keys=None) -> tuple[dict, dict, dict]:
+    """(Wilson intervals, bootstrap replicates, other intervals) of a binary report; with ``keys``,
+    at least those metrics' (the score replicates, drawn after the confusion's, only when asked for)."""
     o = report.options
     m = s.confusion.matrix.astype(np.float64)
     total = m.sum()
     scale = s.n_rows / total if total else 1.0
     tn, fp, fn, tp = m.ravel()
     wil = _wilson_map(tp, fp, fn, tn, scale, level, {k: k for k in (
-        "accuracy", "error_rate", "precision", "recall", "specificity", "fpr", "fnr", "npv", "prevalence")})
+        "accuracy", "error_rate", "precision", "recall", "specificity", "fpr", "fnr", "npv", "prevalence")
+        if _wanted(keys, (k,))})
     reps = binary_confusion_metrics(_resample(m, s.n_rows, n_boot, rng), o.get("beta", 1.0), o.get("cost_matrix"))
-    if s.scores is not None:
+    if s.scores is not None and _wanted(keys, SCORE_REPLICATES):
         reps.update(score_replicates(s.scores, s.n_rows, n_boot, rng,
                                      not np.isnan(report.metrics.get("log_loss", np.nan))))
     return wil, reps, {}
 
 
-def _multiclass_intervals(report, s, level, n_boot, rng) -> tuple[dict, dict, dict]:
-    """(Wilson intervals, bootstrap replicates, other intervals) of a multiclass report."""
+def _multiclass_intervals(report, s, level, n_boot, rng, keys=None) -> tuple[dict, dict, dict]:
+    """(Wilson intervals, bootstrap replicates, other intervals) of a multiclass report; with ``keys``,
+    at least those metrics' (the AUROC replicates, drawn after the confusion's, only when asked for)."""
     o = report.options
     m = s.confusion.matrix.astype(np.float64)
     total = m.sum()
     scale = s.n_rows / total if total else 1.0
     tp = np.trace(m)
-    wil = {k: wilson(tp * scale, total * scale, level) for k in ("accuracy", "precision_micro", "recall_micro")}
-    wil["error_rate"] = wilson((total - tp) * scale, total * scale, level)
+    wil = {k: wilson(tp * scale, total * scale, level) for k in ("accuracy", "precision_micro", "recall_micro")
+           if _wanted(keys, (k,))}
+    if _wanted(keys, ("error_rate",)):
+        wil["error_rate"] = wilson((total - tp) * scale, total * scale, level)
     reps, _ = multiclass_confusion_metrics(_resample(m, s.n_rows, n_boot, rng), o.get("beta", 1.0),
-                                           o.get("cost_matrix"))
+                                           o.get("cost_matrix"), keys)
     out = {}
-    if s.scores is not None:
+    if s.scores is not None and _wanted(keys, ("auroc_ovr_macro", "auroc_ovr_weighted")):
         per = class_auroc_replicates(s.scores, n_boot, rng, s.n_rows)
         support = m.sum(axis=1)
         reps["auroc_ovr_macro"], _ = f.nanmean_count(per)
         reps["auroc_ovr_weighted"], _ = f.nanmean_count(per, support)
+    if s.scores is not None and _wanted(keys, ("log_loss",)):
         out["log_loss"] = _clt(s.log_loss.total, s.log_loss.total_sq, s.log_loss.weight, s.n_rows, level, (0.0, np.inf))
     return wil, reps, out
 
 
-def _multilabel_intervals(report, s, level, n_boot, rng) -> tuple[dict, dict, dict]:
+def _multilabel_intervals(report, s, level, n_boot, rng, keys=None) -> tuple[dict, dict, dict]:
     """(Wilson intervals, bootstrap replicates, CLT intervals of per-sample means) of a multilabel report."""
     m = s.label_confusion.astype(np.float64)
     fp, fn, tp = m[:, 0, 1], m[:, 1, 0], m[:, 1, 1]
@@ -408,7 +421,8 @@ def report_intervals(report, keys=None) -> dict:
         ``seed``, ``beta`` and ``cost_matrix``.
     keys : collection of str, optional
         Only these metrics' intervals (default all): the same values as in the full result, the
-        percentiles of the other metrics' replicates left out (a segment's headline needs one).
+        other metrics' formulas, percentiles and the draws that come after the asked ones' left
+        out (a segment's headline needs one).
 
     Returns
     -------
@@ -442,7 +456,7 @@ def report_intervals(report, keys=None) -> dict:
     step = next((fn for kind, fn in steps.items() if isinstance(s, kind)), None)
     if step is None:  # pragma: no cover - every report kind is handled above
         raise TypeError(f"No intervals for statistics of type {type(s).__name__}.")
-    wil, reps, out = step(report, s, level, n_boot, rng)
+    wil, reps, out = step(report, s, level, n_boot, rng, keys)
     for key, vals in reps.items():
         if key in NO_INTERVAL or key.startswith("n_undefined") or key not in report.metrics or (
                 keys is not None and key not in keys):

@@ -100,10 +100,11 @@ class Estimate:
         return self.metrics[f"{PREFIX}{key}_ci_low"], self.metrics[f"{PREFIX}{key}_ci_high"]
 
 
-def _metrics(task: str, m: np.ndarray, beta: float) -> dict:
+def _metrics(task: str, m: np.ndarray, beta: float, keys=None) -> dict:
+    """The count-based metrics of confusion counts (binary: all of them; multiclass: those in ``keys``, default all)."""
     if task == "binary":
         return binary_confusion_metrics(m, beta)
-    out, _ = multiclass_confusion_metrics(m, beta)
+    out, _ = multiclass_confusion_metrics(m, beta, keys=keys)
     return out
 
 
@@ -184,8 +185,8 @@ def estimate_performance(task: str, cal_map: CalibrationMap, score_by_pred: np.n
     else:
         expected, drawn = _label_shift_draws(task, cal_map, h, priors, n_k, n_boot, seed)
     drawn += known
-    point = _metrics(task, expected + known, beta)
-    reps = _metrics(task, drawn, beta)
+    point = _metrics(task, expected + known, beta, keys)
+    reps = _metrics(task, drawn, beta, keys)
     out: dict[str, float] = {}
     draws: dict[str, np.ndarray] = {}
     for k in keys:
@@ -267,7 +268,7 @@ def estimate_period(reference: PeriodStats, current: PeriodStats, *, headline: s
     if cal_map is None or h is None or h[:, :, 0].sum() or h[:, :, -1].sum():
         return None
     keys = list(ESTIMATED[current.task])
-    probe = _metrics(current.task, np.eye(current.labels.size), beta)
+    probe = _metrics(current.task, np.eye(current.labels.size), beta, (headline,))  # is it a count-based metric?
     if headline and headline not in keys and headline in probe:
         keys.append(headline)
     shift, priors = _choose(reference, current, cal_map)
@@ -295,6 +296,35 @@ def _binned_rows(bins: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarr
     rows = weights.shape[0]
     at = (np.arange(rows)[:, None] * n_bins + bins[None, :]).ravel()
     return np.bincount(at, weights=weights.ravel(), minlength=rows * n_bins).reshape(rows, n_bins)
+
+
+def _bin_sums(coarse: np.ndarray, n: np.ndarray, y: np.ndarray, cal_map: CalibrationMap, rows: np.ndarray,
+              n_bins: int) -> tuple[np.ndarray, ...]:
+    """Per target and score bin, the sums of :func:`calibration_change` for T targets on the same atoms.
+
+    ``coarse`` (A,): each atom's bin; ``n``, ``y`` (T, A): each target's rows and positives per atom;
+    ``rows`` (T,): the targets' rows of ``cal_map``. Returns the observed positives, the expected
+    ones, their variance, the rows (each (T, n_bins)) and the variance over the map's replicates of
+    the expected positives. Each sum adds its atoms in order, as one target at a time would: the
+    targets' bins are apart in one bincount (:func:`_binned_rows`). A replicate's atoms without rows
+    add exact zeros where the target's replicates are all finite: when most atoms have rows every
+    atom is summed (no gather of the replicates), else those are left out."""
+    t = n.shape[0]
+    flat = (np.arange(t)[:, None] * n_bins + coarse[None, :]).ravel()
+
+    def binned(w: np.ndarray) -> np.ndarray:
+        return np.bincount(flat, weights=w.ravel(), minlength=t * n_bins).reshape(t, n_bins)
+
+    g = cal_map.probs[rows]
+    keep = (n != 0) | ~cal_map.finite_replicates[rows][:, None]
+    if keep.mean() > 0.5:
+        together = rows.size == rows[-1] - rows[0] + 1 and (np.diff(rows) == 1).all()  # a view, not a copy
+        reps = cal_map.replicates[:, rows[0]:rows[-1] + 1] if together else cal_map.replicates[:, rows]
+        drawn = _binned_rows(flat, (n * reps).reshape(reps.shape[0], -1), t * n_bins)
+    else:
+        tt, aa = np.nonzero(keep)
+        drawn = _binned_rows(flat.reshape(t, -1)[tt, aa], n[tt, aa] * cal_map.replicates[:, rows[tt], aa], t * n_bins)
+    return binned(y), binned(n * g), binned(n * g * (1 - g)), binned(n), drawn.reshape(-1, t, n_bins).var(axis=0)
 
 
 def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: int = 10) -> dict[str, TestResult]:
@@ -329,22 +359,17 @@ def calibration_change(cal_map: CalibrationMap, current: PeriodStats, n_bins: in
     cal = current.calibration
     if cal is None:
         return {}
+    found = [(j, name, cc) for j, (name, cc) in enumerate(calibration_targets(cal)) if cc.valid]
+    # Targets on the same atoms (fine bins: every target) are summed together, others one by one.
+    shared = all(np.array_equal(cc.keys, found[0][2].keys) for _, _, cc in found)
     out = {}
-    for j, (name, cc) in enumerate(calibration_targets(cal)):
-        if not cc.valid:
-            continue
-        coarse = np.minimum((cc.keys * n_bins).astype(np.int64), n_bins - 1)
-        obs = np.bincount(coarse, weights=cc.y, minlength=n_bins)
-        g = cal_map.probs[j]
-        exp = np.bincount(coarse, weights=cc.n * g, minlength=n_bins)
-        var = np.bincount(coarse, weights=cc.n * g * (1 - g), minlength=n_bins)
-        r, at = cal_map.replicates[:, j], np.flatnonzero(cc.n)
-        if at.size < cc.n.size and np.isfinite(r).all():  # a bin without rows adds an exact 0 to each sum
-            reps = _binned_rows(coarse[at], cc.n[at] * r[:, at], n_bins)
-        else:
-            reps = _binned_rows(coarse, cc.n * r, n_bins)
-        rows = np.bincount(coarse, weights=cc.n, minlength=n_bins)
-        out[name] = calibration_result(obs, exp, var + reps.var(axis=0), rows, cc.total)
+    for group in ([found] if shared and found else [[x] for x in found]):
+        coarse = np.minimum((group[0][2].keys * n_bins).astype(np.int64), n_bins - 1)
+        obs, exp, var, rows, rep_var = _bin_sums(coarse, np.stack([cc.n for _, _, cc in group]),
+                                                 np.stack([cc.y for _, _, cc in group]), cal_map,
+                                                 np.array([j for j, _, _ in group]), n_bins)
+        for i, (_, name, cc) in enumerate(group):
+            out[name] = calibration_result(obs[i], exp[i], var[i] + rep_var[i], rows[i], cc.total)
     return out
 
 
@@ -450,7 +475,7 @@ def assess_estimate(reference: PeriodStats, current: PeriodStats, metric: str, *
         metrics.update({f"perf/{k}": v for k, v in values.items()})
     headline = None
     if est is not None and not current.has_labels and f"{PREFIX}{metric}" in est.metrics:
-        ref_value = _metrics(reference.task, reference.performance.confusion.matrix, beta).get(metric)
+        ref_value = _metrics(reference.task, reference.performance.confusion.matrix, beta, (metric,)).get(metric)
         headline = Headline(f"{PREFIX}{metric}", est.metrics[f"{PREFIX}{metric}"], est.interval(metric),
                             None if ref_value is None else float(ref_value), None, int(current.n_rows),
                             caveat=unreliable_note(metrics))

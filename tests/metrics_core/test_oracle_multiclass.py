@@ -117,3 +117,20 @@ def test_argmax_takes_first_column_on_ties():
 def test_kl_divergence_is_inf_when_a_labelled_class_is_never_predicted():
     r = mc.multiclass_report([0, 1, 2, 2], [0, 1, 1, 1])
     assert r.metrics["kl_divergence"] == np.inf
+
+
+def test_the_metrics_asked_for_equal_the_full_results_alone_and_together():
+    """``keys`` runs only the formulas of the metrics asked for (a bootstrap of one interval): each
+    value is the full result's, bit for bit, on replicates with empty classes and a cost matrix."""
+    from metrics_core.compute import multiclass_confusion_metrics
+
+    gen = np.random.default_rng(4)
+    m = gen.integers(0, 6, (7, 4, 4)) * (gen.random((7, 4, 4)) < 0.5)
+    m[0] = 0  # an empty replicate: every metric nan
+    cost = gen.random((4, 4))
+    full, per = multiclass_confusion_metrics(m, 2.0, cost)
+    for keys in [(k,) for k in full] + [("mcc", "f1_of_macro", "mean_cost")]:
+        part, part_per = multiclass_confusion_metrics(m, 2.0, cost, keys)
+        assert list(part) == [k for k in full if k in keys]
+        assert all(part[k].tobytes() == full[k].tobytes() for k in part)
+        assert all(part_per[k].tobytes() == per[k].tobytes() for k in per)

@@ -96,9 +96,10 @@ def test_the_content_key_matches_equal_content_and_tells_moved_counts_apart():
     moved = counts.copy().ravel()
     full, empty = np.flatnonzero(moved)[0], np.flatnonzero(moved == 0)[0]
     moved[empty], moved[full] = moved[full], 0  # the same values, one in another bin
-    others = [moved.reshape(counts.shape), counts.reshape(2, 3, 50), counts + (counts > 0), counts[::-1].copy()]
+    others = [moved.reshape(counts.shape), counts.reshape(2, 3, 50), counts + (counts > 0), counts[::-1].copy(),
+              counts + 2**32 * (counts > 0)]  # values past 32 bits (read in a narrower type when they fit)
     keys = {calibration_map._content_key("h", [floats, c]) for c in others}
-    assert len(keys | {key, calibration_map._content_key("g", [floats, counts])}) == 6
+    assert len(keys | {key, calibration_map._content_key("g", [floats, counts])}) == 7
 
 
 def test_the_remembered_maps_are_bounded_by_their_memory_not_their_number(monkeypatch):

@@ -293,3 +293,35 @@ def test_calibration_change_bins_every_replicate_as_a_loop_over_replicates_would
     bins, weights = gen.integers(0, 10, 1000), gen.random((50, 1000)) * gen.integers(0, 30, 1000)
     loop = np.stack([np.bincount(bins, weights=w, minlength=10) for w in weights])
     assert np.array_equal(_binned_rows(bins, weights, 10), loop)
+
+
+@pytest.mark.parametrize("n_rows", [300, 6000])
+def test_calibration_change_sums_each_target_as_one_target_at_a_time(n_rows):
+    """Every target's per-bin sums come from one bincount: each equals the plain sums of its own atoms
+    (bit for bit) whether most atoms have rows (all summed) or few (those summed), and a target with a
+    nan replicate keeps it in its sums (its bin then never counts)."""
+    import dataclasses
+
+    from metrics_core.monitoring.calibration_map import calibration_targets
+    from metrics_core.monitoring.estimate import calibration_result
+
+    cal_map = fit_calibration_map(_multiclass(*_arrays(3000, 7)), n_boot=20)
+    cur = _multiclass(*_arrays(n_rows, 1007))
+    filled = np.stack([c.n for c in cur.calibration.targets]) > 0
+    assert (filled.mean() > 0.5) == (n_rows > 300)  # most atoms with rows: all of them summed
+    reps = cal_map.replicates.copy()
+    reps[3, 2, ~filled[2]] = np.nan  # at the atoms without rows
+    with_nan = dataclasses.replace(cal_map, replicates=reps)
+    assert with_nan.finite_replicates.tolist() == [j != 2 for j in range(len(LABELS) + 1)]
+    for m in (cal_map, with_nan):
+        found = calibration_change(m, cur)
+        for j, (name, cc) in enumerate(calibration_targets(cur.calibration)):
+            coarse = np.minimum((cc.keys * 10).astype(np.int64), 9)
+            g = m.probs[j]
+            obs, exp, var, rows = (np.bincount(coarse, weights=w, minlength=10)
+                                   for w in (cc.y, cc.n * g, cc.n * g * (1 - g), cc.n))
+            drawn = np.stack([np.bincount(coarse, weights=cc.n * r, minlength=10) for r in m.replicates[:, j]])
+            assert repr(found[name]) == repr(calibration_result(obs, exp, var + drawn.var(axis=0), rows, cc.total))
+    if n_rows == 300:  # an empty atom in every score bin
+        assert calibration_change(cal_map, cur)[LABELS[2]].details["df"] > 0 == calibration_change(with_nan, cur)[
+            LABELS[2]].details["df"]
