@@ -82,7 +82,8 @@ def _scan(s: RunSpec, source: str, layout, row_filter=None, current: bool = Fals
     statistic alone gathered and checked here.
     """
     if not is_dask(s.task_runner):
-        return scan_source_stats.submit(s, source, layout, row_filter, current=current).result
+        future = scan_source_stats.submit(s, source, layout, row_filter, current=current)
+        return lambda: _taken(future)
     groups = source_groups(source, row_filter, parallel_slots())
     maps = [scan_source_part.submit(s, source, layout, g, row_filter, current=current) for g in groups]
     last = tree_reduce(maps, fan_in=2)
@@ -93,6 +94,21 @@ def _scan(s: RunSpec, source: str, layout, row_filter=None, current: bool = Fals
         return checked_source_stats(s, source, layout, merged, row_filter)
 
     return gather
+
+
+def _taken(future) -> PeriodStats:
+    """The scan task's statistics, and its finished state let go of them.
+
+    Prefect's future and the thread pool's future refer to each other (a done callback), so the
+    task's final state, holding the result, lives until Python's cyclic collector runs: a
+    period's statistics (about 300 MB with 50 segments' histograms) outlived their flow by
+    several periods, growing a scheduled process's memory, and each period page-faulted fresh
+    memory instead of reusing the last one's (0.2-0.3 s of system time a period). Emptying the
+    state's data frees them with the flow's own references; the future is read once.
+    """
+    stats = future.result()
+    future.state.data = None
+    return stats
 
 
 __all__ = ["monitor_period", "run_keys", "resolve_period"]
