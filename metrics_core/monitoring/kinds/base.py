@@ -18,8 +18,8 @@ from metrics_core.threads import in_background, kernel_threads, one_kernel_threa
 if TYPE_CHECKING:
     from metrics_core.monitoring.period import PeriodStats
 
-__all__ = ["Kind", "TestKey", "Metric", "PanelSpec", "Job", "KINDS", "run_jobs", "binned_job", "stacked", "HEADLINE", "PREVALENCE",
-           "PERFORMANCE", "SCORES", "PRICES", "COUNTS", "OTHER"]
+__all__ = ["Kind", "TestKey", "Metric", "PanelSpec", "Job", "KINDS", "run_jobs", "binned_job", "stacked", "HEADLINE",
+           "PREVALENCE", "PERFORMANCE", "SCORES", "PRICES", "COUNTS", "OTHER"]
 
 #: The chart sections of a period's logged metrics, in the order the MLflow UI shows them (it sorts
 #: the sections, and digits sort before letters): number and title, before the "/" of a metric's name.
