@@ -12,6 +12,7 @@ from metrics_core.counts import ScoreCounts
 from metrics_core.dataset.parallel import ordered_map
 from metrics_core.drift.kolmogorov import SMIRNOV_FAST_N
 from metrics_core.errors import InputError
+from metrics_core.monitoring.period import binned
 from metrics_core.significance import TestResult
 from metrics_core.threads import in_background, kernel_threads, one_kernel_thread
 
@@ -143,8 +144,6 @@ def binned_job(test: Callable[[ScoreCounts, ScoreCounts], TestResult],
     """The :class:`Job` of ``test`` on two histograms over the same bin ``points`` (each read as a
     :class:`~metrics_core.counts.ScoreCounts` of its non-empty bins, :func:`~metrics_core.monitoring.period.binned`),
     runnable with others in ``batch`` when the counts are integers."""
-    from metrics_core.monitoring.period import binned
-
     whole = reference.dtype.kind in "iu" and current.dtype.kind in "iu"
     return Job(test, binned(points, reference), binned(points, current), batch if whole else None,
                (points, reference, current) if whole else None)
