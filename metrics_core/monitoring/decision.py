@@ -493,7 +493,7 @@ def decide_alert(tests: Mapping[TestKey, TestResult], policy: Any = None, headli
     if drops:  # a drop, not a rise: the headline's effect is signed
         rise = pl.col("name").is_in(drops) & (pl.col("effect_size") < pl.col("threshold"))
         table = table.with_columns(drift=pl.when(rise).then(False).otherwise(pl.col("drift")))
-    rows = sorted((r for r in table.iter_rows(named=True) if r["drift"]), key=lambda r: _strength(keys[r["name"]], r))
+    rows = sorted(table.filter(pl.col("drift")).iter_rows(named=True), key=lambda r: _strength(keys[r["name"]], r))
     reasons = [Reason(TestKey("new_class", c), float(share), 0.0, reference=0.0, current=float(n))
                for c, (n, share) in sorted((new_classes or {}).items(), key=lambda kv: -kv[1][0])]
     reasons += [_test_reason(keys[r["name"]], r, tests[keys[r["name"]]], caveats.get(r["name"], "")) for r in rows]

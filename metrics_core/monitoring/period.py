@@ -14,6 +14,7 @@ from metrics_core.calibration import CalibrationSet, calibration_set
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.errors import InputError
 from metrics_core.monitoring.features import FeatureStats, with_features
+from metrics_core.monitoring.sparse import added, histogram
 from metrics_core.stats import BinaryStats, MulticlassStats
 
 if TYPE_CHECKING:  # (sample.py reads this module's Bins: imported where used, not at the top)
@@ -148,7 +149,7 @@ def _add(a, b):
             raise InputError("Cannot merge period statistics where one part has a column (labels, scores or "
                              "prices) and the other does not; the schema changed between parts.")
         return None
-    return a + b
+    return added(a, b)
 
 
 @dataclass(frozen=True)
@@ -367,7 +368,7 @@ def sample_bins(bins: Bins, scores: np.ndarray | None, pred_idx: np.ndarray, tas
 def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, label_idx: np.ndarray | None = None,
            scores: np.ndarray | None = None, price: np.ndarray | None = None, weight: np.ndarray | None = None,
            threshold: float = 0.5, design_weight: np.ndarray | None = None,
-           labelled_sample: bool = False) -> PeriodStats:
+           labelled_sample: bool = False, sparse: bool = False) -> PeriodStats:
     """The statistics of one batch (the 'update' step of monitoring).
 
     Parameters
@@ -401,6 +402,10 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         cells' design weights too), the label statistics the labelled rows and every other
         statistic all rows. A batch whose rows are all labelled gives the same statistics as without it,
         plus ``sample``.
+    sparse : bool
+        The histograms (scores, prices, per predicted class and per cell) as
+        :class:`~metrics_core.monitoring.sparse.SparseCounts`: a segment's rows of a batch, added up by
+        the scan (the same counts).
 
     Returns
     -------
@@ -420,7 +425,7 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
 
     if not labelled_sample or label_idx is None:
         return _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
-                       threshold=threshold)
+                       threshold=threshold, sparse=sparse)
     on = label_idx >= 0
     bin_idx, n_bins = sample_bins(bins, scores, pred_idx, task)
     prices = {}
@@ -433,25 +438,33 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
                            **prices)
     if on.all():
         out = _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
-                      threshold=threshold)
+                      threshold=threshold, sparse=sparse)
     else:
-        out = _update(task, labels, bins, pred_idx, scores=scores, price=price, weight=weight, threshold=threshold)
+        out = _update(task, labels, bins, pred_idx, scores=scores, price=price, weight=weight, threshold=threshold,
+                      sparse=sparse)
         lab = _update(task, labels, bins, pred_idx[on], label_idx=label_idx[on],
                       scores=None if scores is None else scores[on], price=None if price is None else price[on],
-                      threshold=threshold)
+                      threshold=threshold, sparse=sparse)
         out = dataclasses.replace(out, label_counts=lab.label_counts, performance=lab.performance,
                                   calibration=lab.calibration, positives_by_pred=lab.positives_by_pred,
                                   price_cells=lab.price_cells)
     return dataclasses.replace(out, sample=sample)
 
 
+def _outside_range(hist, bin_index: np.ndarray) -> int:
+    """Rows in the overflow bins (the first and last of each histogram row), read off a dense
+    histogram or counted in the rows' ``bin_index`` when the histogram is sparse."""
+    if isinstance(hist, np.ndarray):
+        return int(hist[..., 0].sum() + hist[..., -1].sum())
+    return int(np.count_nonzero(bin_index == 0) + np.count_nonzero(bin_index == hist.shape[-1] - 1))
+
+
 def _update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, label_idx: np.ndarray | None = None,
             scores: np.ndarray | None = None, price: np.ndarray | None = None, weight: np.ndarray | None = None,
-            threshold: float = 0.5) -> PeriodStats:
+            threshold: float = 0.5, sparse: bool = False) -> PeriodStats:
     """:func:`update` of one batch without a labelled sample."""
     k = labels.size
     n = pred_idx.size
-    # bincount counts in int64 already (64-bit platforms): no copy of histograms of a few MB per segment
     pred_counts = np.bincount(pred_idx, minlength=k).astype(np.int64, copy=False)
     label_counts = None if label_idx is None else np.bincount(label_idx, minlength=k).astype(np.int64, copy=False)
     overflow: dict = {}
@@ -459,30 +472,26 @@ def _update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, 
     if scores is not None:
         s_cols = scores.shape[1]
         width = bins.score_bins + 2
-        idx = bins.score_index(scores) + np.arange(s_cols) * width
-        score_counts = np.bincount(idx.ravel(), minlength=s_cols * width).reshape(s_cols, width).astype(
-            np.int64, copy=False)
-        overflow["scores_outside_range"] = int(score_counts[:, 0].sum() + score_counts[:, -1].sum())
+        own = bins.score_index(scores)
+        idx = own + np.arange(s_cols) * width
+        score_counts = histogram(idx.ravel(), (s_cols, width), sparse)
+        overflow["scores_outside_range"] = _outside_range(score_counts, own)
         if k <= MAX_CELL_CLASSES:
             at = (idx + pred_idx[:, None] * (s_cols * width)).ravel()
-            score_by_pred = np.bincount(at, minlength=k * s_cols * width).reshape(k, s_cols, width).astype(
-                np.int64, copy=False)
+            score_by_pred = histogram(at, (k, s_cols, width), sparse)
             if label_idx is not None:
                 hit = (label_idx[:, None] == (np.arange(s_cols) + (1 if task == "binary" else 0))).ravel()
-                positives_by_pred = np.bincount(at[hit], minlength=k * s_cols * width).reshape(k, s_cols, width).astype(
-                    np.int64, copy=False)
+                positives_by_pred = histogram(at[hit], (k, s_cols, width), sparse)
     price_counts = weight_by_pred = price_cells = None
     if price is not None:
         width = bins.n_price_bins + 2
         pidx = bins.price_index(price)
         if label_idx is not None and k <= MAX_CELL_CLASSES:
-            cell = (label_idx * k + pred_idx) * width + pidx
-            price_cells = np.bincount(cell, minlength=k * k * width).reshape(k, k, width).astype(np.int64, copy=False)
+            price_cells = histogram((label_idx * k + pred_idx) * width + pidx, (k, k, width), sparse)
         # counted from the rows, not summed over price_cells' labels (the same integers; the cells are
         # a few MB, read once more per segment and batch)
-        price_counts = np.bincount(pidx + pred_idx * width, minlength=k * width).reshape(k, width).astype(
-            np.int64, copy=False)
-        overflow["prices_outside_range"] = int(price_counts[:, 0].sum() + price_counts[:, -1].sum())
+        price_counts = histogram(pidx + pred_idx * width, (k, width), sparse)
+        overflow["prices_outside_range"] = _outside_range(price_counts, pidx)
     if weight is not None:
         weight_by_pred = np.bincount(pred_idx, weights=weight, minlength=k)
     perf = calibration = None

@@ -17,7 +17,7 @@ from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.features import feature_type, feature_update
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
-from metrics_core.monitoring.segments import merge_into, merge_segments, segment_update
+from metrics_core.monitoring.segments import dense_segments, merge_into, merge_segments, segment_update
 
 __all__ = ["check_period_stats", "scan_period", "UNLABELLED"]
 
@@ -295,7 +295,8 @@ def check_period_stats(out: PeriodStats | None, where: str, task: str, bins: Bin
     Returns
     -------
     PeriodStats
-        ``out``, after a warning when binary scores decide the class and many lie outside [0, 1]
+        ``out`` with dense histograms (:func:`~metrics_core.monitoring.segments.dense_segments`),
+        after a warning when binary scores decide the class and many lie outside [0, 1]
         (:func:`metrics_core.misread.warn_threshold_scale_period`).
 
     Raises
@@ -306,6 +307,7 @@ def check_period_stats(out: PeriodStats | None, where: str, task: str, bins: Bin
     if out is None:
         raise NoRowsError(f"{where}: no rows{' for ' + str(filter) if filter is not None else ''} (empty period). "
                          "Check the data path and the period; nothing was logged.")
+    out = dense_segments(out)  # a scan's segment histograms are sparse until here
     if task == "binary" and prediction is None and tuple(bins.score_range) == (0.0, 1.0):
         warn_threshold_scale_period(where, out.overflow.get("scores_outside_range", 0), out.n_rows,
                                     float(out.pred_counts[1]), threshold)

@@ -25,9 +25,10 @@ from metrics_core.monitoring.decision import Alert, Headline
 from metrics_core.monitoring.kinds import TestKey, run_tests_of
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
 from metrics_core.monitoring.sample import merged as merged_samples
+from metrics_core.monitoring.sparse import SparseCounts, add_into, added
 
 __all__ = ["MIN_SEGMENT_ROWS", "SEGMENT_BOOT", "MISSING", "SegmentTests", "segment_update", "merge_segments",
-           "merge_into", "segment_tests", "segment_metrics", "segment_table"]
+           "merge_into", "dense_segments", "segment_tests", "segment_metrics", "segment_table"]
 
 #: Rows a segment needs in the period AND in the same segment of the reference to be tested. Under
 #: it a prevalence of 10 % rests on fewer than 10 rows, below the normal approximation's rule of
@@ -106,55 +107,63 @@ def segment_update(columns: dict[str, pa.Array], task: str, labels: np.ndarray, 
             out[(col, name)] = update(task, labels, bins, pred_idx[rows], label_idx=take(label_idx),
                                       scores=take(scores), price=take(price), weight=take(weight),
                                       threshold=threshold, design_weight=take(design_weight),
-                                      labelled_sample=labelled_sample)
+                                      labelled_sample=labelled_sample, sparse=True)
     return out
 
 
-#: The histograms of a period's statistics, a few MB each with segments (per class, per cell): summed
-#: in place by :func:`merge_segments` rather than copied at each of a batch's 50 merges.
+#: The histograms of a period's statistics, a few MB each with segments (per class, per cell): a
+#: segment's of a batch are sparse (:class:`~metrics_core.monitoring.sparse.SparseCounts`), and the
+#: scan sums them in place into one dense array per segment (:func:`merge_into`).
 _HISTOGRAMS = ("score_counts", "price_counts", "price_cells", "score_by_pred", "positives_by_pred")
 
 
-def merge_segments(parts: list[PeriodStats]) -> PeriodStats:
-    """``functools.reduce(PeriodStats.merge, parts)``, the large histograms summed into one array each.
+def _own(h: np.ndarray | SparseCounts) -> np.ndarray:
+    """A new dense array of the histogram ``h``."""
+    return h.dense() if isinstance(h, SparseCounts) else np.array(h, order="C")
 
-    The same values: each histogram is ``((parts[0] + parts[1]) + parts[2]) + ...`` in that order,
-    added in place instead of into a new array per merge; the labelled samples aggregated at once
-    (:func:`~metrics_core.monitoring.sample.merged`, the same sums); everything else (and every
-    check on the parts) is :meth:`PeriodStats.merge`'s. A large batch's statistics are the merge of
-    its segments' (:data:`~metrics_core.monitoring.scan.MERGE_ROWS_PER_SEGMENT`).
-    The result's histograms are never a part's own arrays (one part's are copied), so a scan may
-    add to them in place (:func:`merge_into`).
+
+def _accumulate(acc: np.ndarray, v: np.ndarray | SparseCounts) -> np.ndarray:
+    """``acc + v``, added in place into ``acc`` (an array of its own) when the type and shape allow."""
+    same = isinstance(v, SparseCounts) or np.result_type(acc, v) == acc.dtype
+    if same and np.shape(acc) == tuple(v.shape) and acc.flags.writeable and acc.flags.c_contiguous:
+        return add_into(acc, v)
+    return added(acc, v)  # as the merge adds them (a wider type, or the error of unlike shapes)
+
+
+def merge_segments(parts: list[PeriodStats]) -> PeriodStats:
+    """``functools.reduce(PeriodStats.merge, parts)``, the large histograms summed into one dense array each.
+
+    The same values: each histogram holds the same integer sums, added in place (a segment's sparse
+    histogram bin by bin) instead of into a new array per merge; with three parts or more the
+    labelled samples are aggregated at once (:func:`~metrics_core.monitoring.sample.merged`, the same
+    sums); everything else (and every check on the parts) is :meth:`PeriodStats.merge`'s. A large
+    batch's statistics are the merge of its segments' (:data:`~metrics_core.monitoring.scan.MERGE_ROWS_PER_SEGMENT`).
+    The result's histograms are dense and never a part's own arrays, so a scan may add to them in
+    place (:func:`merge_into`).
 
     Examples
     --------
     >>> parts = [update("binary", np.array([0, 1]), Bins(score_bins=10), np.array([i % 2, 1]),
-    ...                 scores=np.array([[0.1 * i], [0.9]])) for i in range(4)]
+    ...                 scores=np.array([[0.1 * i], [0.9]]), sparse=i % 2 == 0) for i in range(4)]
     >>> a, b = merge_segments(parts), functools.reduce(PeriodStats.merge, parts)
     >>> bool(np.array_equal(a.score_counts, b.score_counts)) and a.pred_counts.tolist() == b.pred_counts.tolist()
     True
     """
     if len(parts) == 1:
-        return replace(parts[0], **{f: getattr(parts[0], f).copy() for f in _HISTOGRAMS
+        return replace(parts[0], **{f: _own(getattr(parts[0], f)) for f in _HISTOGRAMS
                                     if getattr(parts[0], f) is not None})
-    if len(parts) < 3:
-        return functools.reduce(PeriodStats.merge, parts)
     summed = [f for f in _HISTOGRAMS if all(getattr(p, f) is not None for p in parts)]
     # the labelled samples' sparse cells in one aggregation rather than one sort per merge
     samples = {}
-    if all(p.sample is not None for p in parts):
+    if len(parts) >= 3 and all(p.sample is not None for p in parts):
         samples["sample"] = merged_samples([p.sample for p in parts])
     merged = functools.reduce(PeriodStats.merge, [replace(p, **dict.fromkeys(summed), **dict.fromkeys(samples))
                                                   for p in parts])
     sums = {}
     for f in summed:
-        acc = getattr(parts[0], f) + getattr(parts[1], f)
-        for p in parts[2:]:
-            v = getattr(p, f)
-            if np.result_type(acc, v) == acc.dtype and np.shape(v) == acc.shape:
-                acc += v
-            else:  # as the merge adds them (a wider type, or the error of unlike shapes)
-                acc = acc + v
+        acc = _own(getattr(parts[0], f))
+        for p in parts[1:]:
+            acc = _accumulate(acc, getattr(p, f))
         sums[f] = acc
     return replace(merged, **sums, **samples)
 
@@ -163,10 +172,11 @@ def merge_into(total: PeriodStats, part: PeriodStats) -> PeriodStats:
     """``total.merge(part)``, the large histograms of ``total`` and of its segments added to in place.
 
     For a scan's running total: the same values as :meth:`PeriodStats.merge` (each histogram
-    ``total + part``, element-wise), without a new array of a few MB per segment and batch. Each
-    histogram array of ``total`` and of its segments must be its own, shared with nothing else (a
-    batch's statistics are: :func:`update` makes new arrays, :func:`merge_segments` never returns
-    a part's); ``total`` must not be read afterwards.
+    ``total + part``, element-wise), without a new array of a few MB per segment and batch; a sparse
+    histogram of ``total`` becomes a dense one here, once. Each dense histogram array of ``total``
+    and of its segments must be its own, shared with nothing else (a batch's statistics are:
+    :func:`update` makes new arrays, :func:`merge_segments` never returns a part's); ``total`` must
+    not be read afterwards.
 
     Examples
     --------
@@ -182,15 +192,20 @@ def merge_into(total: PeriodStats, part: PeriodStats) -> PeriodStats:
     merged = replace(total, **blank, segments={}).merge(replace(part, **blank, segments={}))
     sums = {}
     for f in summed:
-        acc, v = getattr(total, f), getattr(part, f)
-        if np.result_type(acc, v) == acc.dtype and np.shape(v) == acc.shape and acc.flags.writeable:
-            acc += v
-        else:  # as the merge adds them (a wider type, or the error of unlike shapes)
-            acc = acc + v
-        sums[f] = acc
+        acc = getattr(total, f)
+        sums[f] = _accumulate(_own(acc) if isinstance(acc, SparseCounts) else acc, getattr(part, f))
     segments = {k: merge_into(total.segments[k], part.segments[k]) if k in total.segments and k in part.segments
                 else total.segments.get(k) or part.segments[k] for k in {**total.segments, **part.segments}}
     return replace(merged, **sums, segments=segments)
+
+
+def dense_segments(stats: PeriodStats) -> PeriodStats:
+    """``stats`` with every histogram dense, its segments' too (a scan's result: the statistics every
+    test reads hold arrays; :class:`~metrics_core.monitoring.sparse.SparseCounts` live only in a scan)."""
+    fix = {f: getattr(stats, f).dense() for f in _HISTOGRAMS if isinstance(getattr(stats, f), SparseCounts)}
+    if stats.segments:
+        fix["segments"] = {k: dense_segments(v) for k, v in stats.segments.items()}
+    return replace(stats, **fix) if fix else stats
 
 
 @dataclass(frozen=True)
@@ -264,12 +279,11 @@ def segment_tests(reference: PeriodStats, current: PeriodStats,
     return SegmentTests(tests, headlines, tuple(tested), tuple(notes))
 
 
-def _ratio(row: dict) -> float:
+def _ratio(effect: float | None, threshold: float | None) -> float:
     """|effect| over the practical threshold (inf at a threshold of 0; -1 when undefined)."""
-    e = row["effect_size"]
-    if e is None or not math.isfinite(e):
+    if effect is None or not math.isfinite(effect):
         return -1.0
-    return abs(e) / row["threshold"] if row["threshold"] else math.inf
+    return abs(effect) / threshold if threshold else math.inf
 
 
 def segment_table(decision: Alert, keys: dict[str, TestKey]) -> pl.DataFrame:
@@ -281,19 +295,21 @@ def segment_table(decision: Alert, keys: dict[str, TestKey]) -> pl.DataFrame:
     ``effect_size``, ``threshold``, ``effect_over_threshold``, ``p_value``, ``p_adjusted``
     (corrected with all of the period's tests) and ``alert``.
     """
-    rows = []
-    for r in decision.table.iter_rows(named=True):
-        key = keys.get(r["name"])
-        if key is None or not key.segment:
-            continue
-        rows.append({"segment": key.segment_text, "test": TestKey(key.kind, key.cls).name, "kind": key.kind,
-                     "effect_size": r["effect_size"], "threshold": r["threshold"],
-                     "effect_over_threshold": _ratio(r), "p_value": r["p_value"], "p_adjusted": r["p_adjusted"],
-                     "alert": bool(r["drift"])})
+    table = decision.table
+    found = [keys.get(name) for name in table["name"].to_list()]
+    at = [i for i, key in enumerate(found) if key is not None and key.segment]
+    picked = table[at] if at else table.clear()
+    seg_keys = [found[i] for i in at]
+    effects, thresholds = picked["effect_size"].to_list(), picked["threshold"].to_list()
     schema = {"segment": pl.String, "test": pl.String, "kind": pl.String, "effect_size": pl.Float64,
               "threshold": pl.Float64, "effect_over_threshold": pl.Float64, "p_value": pl.Float64,
               "p_adjusted": pl.Float64, "alert": pl.Boolean}
-    return pl.DataFrame(rows, schema=schema).sort("effect_over_threshold", descending=True, maintain_order=True)
+    columns = {"segment": [k.segment_text for k in seg_keys], "test": [TestKey(k.kind, k.cls).name for k in seg_keys],
+               "kind": [k.kind for k in seg_keys], "effect_size": effects, "threshold": thresholds,
+               "effect_over_threshold": [_ratio(e, t) for e, t in zip(effects, thresholds)],
+               "p_value": picked["p_value"].to_list(), "p_adjusted": picked["p_adjusted"].to_list(),
+               "alert": [bool(d) for d in picked["drift"].to_list()]}
+    return pl.DataFrame(columns, schema=schema).sort("effect_over_threshold", descending=True, maintain_order=True)
 
 
 def segment_metrics(table: pl.DataFrame, found: SegmentTests) -> dict:
