@@ -20,7 +20,8 @@ from metrics_core.stats import BinaryStats, MulticlassStats
 if TYPE_CHECKING:  # (sample.py reads this module's Bins: imported where used, not at the top)
     from metrics_core.monitoring.sample import SampleStats
 
-__all__ = ["Bins", "PeriodStats", "update", "binned", "class_name", "MAX_CELL_CLASSES", "SAMPLE_BINS", "sample_bins"]
+__all__ = ["Bins", "PeriodStats", "update", "labelled_sample_stats", "binned", "class_name", "MAX_CELL_CLASSES",
+           "SAMPLE_BINS", "sample_bins"]
 
 #: Most classes for which the per-cell price histograms (Annex E) are kept (memory K x K x bins).
 MAX_CELL_CLASSES = 30
@@ -368,7 +369,7 @@ def sample_bins(bins: Bins, scores: np.ndarray | None, pred_idx: np.ndarray, tas
 def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, label_idx: np.ndarray | None = None,
            scores: np.ndarray | None = None, price: np.ndarray | None = None, weight: np.ndarray | None = None,
            threshold: float = 0.5, design_weight: np.ndarray | None = None,
-           labelled_sample: bool = False, sparse: bool = False) -> PeriodStats:
+           labelled_sample: bool = False, sparse: bool = False, design: bool = True) -> PeriodStats:
     """The statistics of one batch (the 'update' step of monitoring).
 
     Parameters
@@ -406,6 +407,11 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
         The histograms (scores, prices, per predicted class and per cell) as
         :class:`~metrics_core.monitoring.sparse.SparseCounts`: a segment's rows of a batch, added up by
         the scan (the same counts).
+    design : bool
+        With ``labelled_sample``: compute ``sample`` (:func:`labelled_sample_stats`). False leaves
+        it None, the labelled rows still counted apart: a segment's statistics, since a segment is
+        judged from its labels only when the period is fully labelled with equal weights (and
+        without them otherwise), so its design statistics would never be read.
 
     Returns
     -------
@@ -421,21 +427,12 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
     >>> s.pred_counts.tolist(), s.label_counts.tolist(), int(s.score_counts.sum())
     ([1, 2], [2, 1], 3)
     """
-    from metrics_core.monitoring.sample import sample_update
-
     if not labelled_sample or label_idx is None:
         return _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
                        threshold=threshold, sparse=sparse)
     on = label_idx >= 0
-    bin_idx, n_bins = sample_bins(bins, scores, pred_idx, task)
-    prices = {}
-    if price is not None and labels.size <= MAX_CELL_CLASSES:  # the Annex E cells, weighted by the design
-        price_idx = np.zeros(pred_idx.size, np.int64)
-        price_idx[on] = bins.price_index(price[on])
-        prices = {"price_idx": price_idx, "n_price_bins": bins.n_price_bins + 2}
-    sample = sample_update(pred_idx, pred_idx, bin_idx, np.where(on, label_idx, -1), design_weight, None,
-                           strata=tuple(class_name(x) for x in labels), n_classes=labels.size, n_bins=n_bins,
-                           **prices)
+    sample = labelled_sample_stats(task, labels, bins, pred_idx, label_idx, scores, price, design_weight) \
+        if design else None
     if on.all():
         out = _update(task, labels, bins, pred_idx, label_idx=label_idx, scores=scores, price=price, weight=weight,
                       threshold=threshold, sparse=sparse)
@@ -449,6 +446,26 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
                                   calibration=lab.calibration, positives_by_pred=lab.positives_by_pred,
                                   price_cells=lab.price_cells)
     return dataclasses.replace(out, sample=sample)
+
+
+def labelled_sample_stats(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, label_idx: np.ndarray,
+                          scores: np.ndarray | None = None, price: np.ndarray | None = None,
+                          design_weight: np.ndarray | None = None) -> "SampleStats":
+    """The design statistics of one batch's labelled sample (:func:`update` with ``labelled_sample``):
+    :func:`~metrics_core.monitoring.sample.sample_update` with the predicted classes as strata, the
+    bins of :func:`sample_bins` and, with prices and at most ``MAX_CELL_CLASSES`` classes, the
+    price cells; a negative ``label_idx`` is an unlabelled row."""
+    from metrics_core.monitoring.sample import sample_update
+
+    on = label_idx >= 0
+    bin_idx, n_bins = sample_bins(bins, scores, pred_idx, task)
+    prices = {}
+    if price is not None and labels.size <= MAX_CELL_CLASSES:  # the Annex E cells, weighted by the design
+        price_idx = np.zeros(pred_idx.size, np.int64)
+        price_idx[on] = bins.price_index(price[on])
+        prices = {"price_idx": price_idx, "n_price_bins": bins.n_price_bins + 2}
+    return sample_update(pred_idx, pred_idx, bin_idx, np.where(on, label_idx, -1), design_weight, None,
+                         strata=tuple(class_name(x) for x in labels), n_classes=labels.size, n_bins=n_bins, **prices)
 
 
 def _outside_range(hist, bin_index: np.ndarray) -> int:

@@ -16,7 +16,7 @@ from metrics_core.dataset.parallel import scan_batches
 from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.features import feature_type, feature_update
-from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
+from metrics_core.monitoring.period import Bins, PeriodStats, class_name, labelled_sample_stats, update
 from metrics_core.monitoring.segments import dense_segments, merge_into, merge_segments, segment_update
 
 __all__ = ["check_period_stats", "scan_period", "UNLABELLED"]
@@ -127,7 +127,11 @@ def _batch_stats(batch: pa.RecordBatch, task: str, labels: np.ndarray, bins: Bin
         # the first column's segments partition the rows: their merge is the batch's statistics, but it
         # costs per segment (histograms of a few MB each) what an update costs per row: the cheaper of the two
         if batch.num_rows > MERGE_ROWS_PER_SEGMENT * len(first):
-            out = dataclasses.replace(merge_segments(first), segments=parts)
+            # (a segment holds no design statistics, segment_update: the batch's labelled sample is its own)
+            sample = labelled_sample_stats(task, labels, bins, pred_idx, label_idx, s, rows["price"],
+                                           rows["design_weight"]) if rows["labelled_sample"] and label_idx is not None \
+                else None
+            out = dataclasses.replace(merge_segments(first), segments=parts, sample=sample)
         else:  # and then the batch's statistics are those of a scan without segments, to the last bit
             out = dataclasses.replace(update(task, labels, bins, pred_idx, **rows), segments=parts)
     else:

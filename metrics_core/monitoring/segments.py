@@ -82,7 +82,9 @@ def segment_update(columns: dict[str, pa.Array], task: str, labels: np.ndarray, 
     -------
     dict
         Per segment value met in the batch (text, :func:`class_name`; a null is :data:`MISSING`),
-        the ``update`` of its rows. The rows are grouped by one stable sort of the value codes.
+        the ``update`` of its rows, its histograms sparse and without the labelled sample's design
+        statistics (``sample`` None: a segment is judged without labels whenever the period's are a
+        sample). The rows are grouped by one stable sort of the value codes.
 
     Examples
     --------
@@ -96,18 +98,16 @@ def segment_update(columns: dict[str, pa.Array], task: str, labels: np.ndarray, 
         codes, names = _codes(values)
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+        # the rows in segment order, once: each segment's rows are then a slice (a view), in their batch order
+        rows = {k: None if a is None else a[order] for k, a in (("pred_idx", pred_idx), ("label_idx", label_idx),
+                ("scores", scores), ("price", price), ("weight", weight), ("design_weight", design_weight))}
         for j, name in enumerate(names):
-            rows = order[bounds[j]:bounds[j + 1]]
-            if rows.size == 0:
+            at = slice(bounds[j], bounds[j + 1])
+            if at.start == at.stop:
                 continue
-
-            def take(a):
-                return None if a is None else a[rows]
-
-            out[(col, name)] = update(task, labels, bins, pred_idx[rows], label_idx=take(label_idx),
-                                      scores=take(scores), price=take(price), weight=take(weight),
-                                      threshold=threshold, design_weight=take(design_weight),
-                                      labelled_sample=labelled_sample, sparse=True)
+            part = {k: None if a is None else a[at] for k, a in rows.items()}
+            out[(col, name)] = update(task, labels, bins, threshold=threshold, labelled_sample=labelled_sample,
+                                      sparse=True, design=False, **part)
     return out
 
 

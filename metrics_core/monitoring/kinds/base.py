@@ -124,11 +124,11 @@ class PanelSpec:
 class Job:
     """A distribution test to run: ``test(reference, current)``.
 
-    ``binned``, when the two distributions are histograms over the same bin points: ``(points,
-    reference counts, current counts)`` (integer counts per bin, empty bins kept), and ``batch``
-    the test's form for many such jobs at once, ``batch(jobs) -> [TestResult, ...]``, equal to
-    ``test`` on each (:func:`run_jobs` runs the jobs sharing a batch form and bin points together).
-    Build one with :func:`binned_job`.
+    ``binned``, when the two distributions are histograms of integer counts over the same bin
+    points: ``(points, reference bins, current bins)``, the indices of each one's non-empty bins
+    (whose counts ``reference`` and ``current`` hold), and ``batch`` the test's form for many such
+    jobs at once, ``batch(jobs) -> [TestResult, ...]``, equal to ``test`` on each (:func:`run_jobs`
+    runs the jobs sharing a batch form and bin points together). Build one with :func:`binned_job`.
     """
 
     test: Callable[[ScoreCounts, ScoreCounts], TestResult]
@@ -144,19 +144,31 @@ def binned_job(test: Callable[[ScoreCounts, ScoreCounts], TestResult],
     """The :class:`Job` of ``test`` on two histograms over the same bin ``points`` (each read as a
     :class:`~metrics_core.counts.ScoreCounts` of its non-empty bins, :func:`~metrics_core.monitoring.period.binned`),
     runnable with others in ``batch`` when the counts are integers."""
-    whole = reference.dtype.kind in "iu" and current.dtype.kind in "iu"
-    return Job(test, binned(points, reference), binned(points, current), batch if whole else None,
-               (points, reference, current) if whole else None)
+    if not (reference.dtype.kind in "iu" and current.dtype.kind in "iu"):
+        return Job(test, binned(points, reference), binned(points, current))
+    at_r, at_c = np.flatnonzero(reference), np.flatnonzero(current)  # counts >= 0: the bins binned() keeps
+    return Job(test, _at(points, reference, at_r), _at(points, current, at_c), batch, (points, at_r, at_c))
+
+
+def _at(points: np.ndarray, counts: np.ndarray, at: np.ndarray) -> ScoreCounts:
+    """The histogram's bins ``at`` as a ScoreCounts (no positives), as :func:`~metrics_core.monitoring.period.binned`."""
+    return ScoreCounts(points[at], counts[at], np.zeros(at.size, np.int64))
 
 
 def stacked(jobs: list[Job]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The jobs' histograms as (points, reference counts, current counts) of shape (G,), (P, G), (P, G),
     the bins empty in every histogram left out (they change no test on a pair of them)."""
     points = jobs[0].binned[0]
-    ref = np.stack([job.binned[1] for job in jobs])
-    cur = np.stack([job.binned[2] for job in jobs])
-    used = np.flatnonzero(ref.any(axis=0) | cur.any(axis=0))
-    return points[used], ref[:, used], cur[:, used]
+    used = np.unique(np.concatenate([at for job in jobs for at in job.binned[1:]]))
+
+    def matrix(side: int) -> np.ndarray:
+        found = [(job.binned[side], (job.reference, job.current)[side - 1].counts) for job in jobs]
+        out = np.zeros((len(jobs), used.size), np.result_type(*{c.dtype for _, c in found}))
+        rows = np.repeat(np.arange(len(jobs)), [at.size for at, _ in found])
+        out[rows, np.searchsorted(used, np.concatenate([at for at, _ in found]))] = np.concatenate([c for _, c in found])
+        return out
+
+    return points[used], matrix(1), matrix(2)
 
 
 #: What a kind's test function gives: per test, its key and its result or the job computing it.

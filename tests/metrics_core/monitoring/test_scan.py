@@ -222,13 +222,15 @@ def test_watching_segments_leaves_the_period_statistics_of_a_scan_without_them(t
     """Up to ``MERGE_ROWS_PER_SEGMENT`` rows a segment, a batch's statistics with segments are its own
     update: the period's (weights' and calibration sums, the labelled sample's design sums) are those of a
     scan without segments to the last bit. Over it they are the merge of the segments': the same to
-    rounding, and the segments' own statistics the same either way."""
+    rounding (the labelled sample's design sums still to the last bit: a segment holds none, and the
+    batch's are its own), and the segments' own statistics the same either way."""
     from flow_data import LABELS, scored_rows
 
     n, rng = 3000, np.random.default_rng(7)
     rows = scored_rows(n, 4, "2024-01")
     on = rng.random(n) < 0.6
-    rows = rows.with_columns(weight=pl.Series(rng.random(n) * 7), design_weight=pl.Series(np.full(n, 1 / 0.6)),
+    rows = rows.with_columns(weight=pl.Series(rng.random(n) * 7),
+                             design_weight=pl.Series(rng.choice([1 / 0.6, 2.7, 4 / 3], n)),
                              label=pl.when(pl.Series(on)).then(pl.col("label")).otherwise(None),
                              retailer=pl.Series(rng.choice([f"shop_{i}" for i in range(5)], n)))
     path = tmp_path / "period.parquet"
@@ -243,7 +245,9 @@ def test_watching_segments_leaves_the_period_statistics_of_a_scan_without_them(t
     monkeypatch.setattr("metrics_core.monitoring.scan.MERGE_ROWS_PER_SEGMENT", 0)
     merged = mon.scan_period(path, "multiclass", LABELS, segments=["retailer"], **kw)
     _same(dataclasses.replace(merged, segments={}), plain)
+    _same(merged.sample, plain.sample, rtol=0)
     _same(merged.segments, own.segments, rtol=0)
+    assert all(seg.sample is None and seg.label_counts is not None for seg in own.segments.values())
 
 
 def test_a_period_scanned_by_partition_groups_and_merged_in_a_tree_is_the_one_pass(tmp_path):
