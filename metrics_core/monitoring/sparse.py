@@ -20,8 +20,9 @@ class SparseCounts:
 
     A segment of a batch holds a few thousand rows, and its histograms (per class, per confusion
     cell and price bin: about 6 MB dense at 10 classes) are almost all empty bins: 50 segments' dense
-    histograms were 300 MB allocated, zeroed and added per batch, a third of a scan's time in page
-    faults. The scan adds these to one dense histogram per segment
+    histograms were 300 MB allocated, zeroed and added per batch (a 1M-row scan with 50 segments spent
+    0.7-1.1 s of its 2.3-2.6 s CPU in the kernel, mostly page faults). The scan adds these to one
+    dense histogram per segment
     (:func:`~metrics_core.monitoring.segments.merge_into`); the statistics a scan returns hold only
     dense ones (:func:`~metrics_core.monitoring.segments.dense_segments`).
 
