@@ -25,10 +25,9 @@ demo: $(STAMP)
 ui: $(STAMP)
 	$(BIN)/classwatch ui --port $(or $(PORT),5000)
 
-# TEST_WORKERS pytest-xdist processes (3 on our 2-core machines: the e2e tests wait on servers much of their
-# time, and a third worker uses that core time); pyproject.toml's `--dist loadgroup` keeps the e2e tests
-# together on one of them (tests/conftest.py). TEST_WORKERS=0: one process.
-TEST_WORKERS ?= 3
+# TEST_WORKERS pytest-xdist processes (2: the cores of our machines); pyproject.toml's `--dist loadgroup`
+# keeps the e2e tests together on one of them (tests/conftest.py). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 
 test: $(STAMP) e2e-deps
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
