@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import polars as pl
-from scipy.stats import norm
+from scipy import special
 
 from metrics_core import drift
 from metrics_core.monitoring.policy import AlertPolicy
@@ -309,9 +309,11 @@ def headline_test(headline: Headline, policy: Any = None) -> tuple[TestResult, f
     drop = base - float(headline.value)
     threshold = p.metric_drop if relative else 0.0
     z = drop / se if se > 0 and not 0 < n < n_min else NAN
-    pv = float(norm.sf(z)) if math.isfinite(z) else NAN
-    z_a, z_b = float(norm.isf(p.alpha)), float(norm.isf(1 - POWER))
-    power = float(norm.cdf(threshold / se - z_a)) if se > 0 and threshold > 0 else NAN
+    # ndtr(-z), -ndtri(q) and ndtr(x) are how scipy.stats.norm computes sf, isf and cdf (the same floats),
+    # without its ~0.1 ms of argument handling a call: a period with 50 segments tests 51 headlines
+    pv = float(special.ndtr(-z)) if math.isfinite(z) else NAN
+    z_a, z_b = float(-special.ndtri(p.alpha)), float(-special.ndtri(1 - POWER))
+    power = float(special.ndtr(threshold / se - z_a)) if se > 0 and threshold > 0 else NAN
     details = {"reference": base, "value": float(headline.value), "se_reference": se_r, "se_current": se_v,
                "power": power, "n_labelled": n, "n_needed": NAN, "floor": floor, "n_min": n_min}
     if math.isfinite(power) and power < POWER and n > 0:
