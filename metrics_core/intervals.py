@@ -140,11 +140,13 @@ def _multinomial(n, probs: np.ndarray, n_boot: int, rng) -> np.ndarray:
     # apart, and numpy's binomial branches at p = 0.5 and n p = 30, so an unsnapped q of 0.5 + 1 ulp
     # would draw another replicate. Snapped, every scale of the weights draws the same replicates.
     q = np.round(q * _SNAP) / _SNAP
+    drawn = q[:, :-1].any(axis=0).tolist()  # numpy's binomial returns 0 at p = 0 without drawing: the same stream
+    columns = np.ascontiguousarray(q.T)
     for j in range(cells - 1):
-        if not q[:, j].any():  # numpy's binomial returns 0 at p = 0 without drawing: the same stream
+        if not drawn[j]:
             out[:, :, j] = 0.0
             continue
-        draw = rng.binomial(remaining, q[:, j])
+        draw = rng.binomial(remaining, columns[j])
         out[:, :, j] = draw
         remaining -= draw
     out[:, :, cells - 1] = remaining
