@@ -71,9 +71,8 @@ def histogram(flat: np.ndarray, shape: tuple[int, ...], sparse: bool = False) ->
 
 
 def _check_shape(a: "np.ndarray | SparseCounts", b: "np.ndarray | SparseCounts") -> None:
-    if tuple(np.shape(a) if isinstance(a, np.ndarray) else a.shape) != \
-            tuple(np.shape(b) if isinstance(b, np.ndarray) else b.shape):
-        raise ValueError(f"Cannot add histograms of shapes {getattr(a, 'shape', None)} and {getattr(b, 'shape', None)}.")
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"Cannot add histograms of shapes {tuple(a.shape)} and {tuple(b.shape)}.")
 
 
 def added(a: "np.ndarray | SparseCounts", b: "np.ndarray | SparseCounts") -> "np.ndarray | SparseCounts":
