@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +78,28 @@ def test_spark_runner_strings_and_an_unreachable_spark_master():
     with pytest.raises(runners.SchedulerUnreachable, match=f"Spark master spark://127.0.0.1:{port} is unreachable"):
         runners.check_scheduler(f"spark://127.0.0.1:{port}")
     runners.check_scheduler("spark")  # a local Spark: nothing to reach
+
+
+_FREEZE_PROBE = """
+import gc
+from flows.runners import in_process_runs
+
+with in_process_runs():
+    first = gc.get_freeze_count()
+kept = [object() for _ in range(1000)]  # tracked objects made after the first run
+with in_process_runs():
+    second = gc.get_freeze_count()
+print(first, second)
+"""
+
+
+def test_the_start_up_objects_are_frozen_once_per_process(tmp_path):
+    """In a fresh process: the first in_process_runs freezes what the imports made; a later one
+    leaves the objects made since (the runs' garbage among them) to the collector."""
+    env = {**os.environ, "PREFECT_API_URL": "http://127.0.0.1:9/api", "PREFECT_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", _FREEZE_PROBE], capture_output=True, text=True, env=env,
+                         cwd=Path(__file__).parents[2], timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, second = map(int, out.stdout.split())
+    assert first > 50_000  # prefect and the flows' modules
+    assert second <= first  # (frozen objects still die by reference count)
