@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from flow_data import LABELS, PERIODS, SHIFTED, scored_rows
+from mlflow_template import start_new_stores_from_a_template
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -43,6 +44,11 @@ def pytest_xdist_make_scheduler(config, log):
             return E2E_GROUP if nodeid.startswith(E2E_FOLDER) else super()._split_scope(nodeid)
 
     return E2EGroup(config, log)
+
+
+def pytest_runtest_setup(item):
+    # new SQLite MLflow stores of this process from a template, once MLflow is loaded (mlflow_template.py)
+    start_new_stores_from_a_template()
 
 
 def pytest_runtest_logreport(report):
