@@ -10,7 +10,7 @@ import polars as pl
 from metrics_core.counts import FoldedScoreCounts, ScoreCounts
 from metrics_core.errors import InputError
 
-__all__ = ["CalibrationCounts", "CalibrationSet", "Reliability", "calibration_set", "reliability", "bin_edges",
+__all__ = ["TOP_LABEL", "CalibrationCounts", "CalibrationSet", "Reliability", "calibration_set", "reliability", "bin_edges",
            "brier_decomposition", "calibration_metrics", "STRATEGIES", "N_BINS", "FINE_BINS"]
 
 #: The two binnings: fixed-width bins over [0, 1] and equal-mass (quantile) bins.
@@ -323,6 +323,11 @@ def brier_decomposition(cc: CalibrationCounts, n_bins: int = N_BINS, strategy: s
     return dict(zip(keys, (brier, rel, res, unc, brier - (rel - res + unc))))
 
 
+#: The name of the multiclass top-label target (:attr:`CalibrationSet.top_label`) in metrics, tests
+#: and tables: no class may bear it (:func:`calibration_set`).
+TOP_LABEL = "top_label"
+
+
 @dataclass(frozen=True)
 class CalibrationSet:
     """The calibration statistics of one report or period: one target per score column and the top label.
@@ -378,8 +383,19 @@ def calibration_set(task: str, names, label_idx: np.ndarray, scores: np.ndarray,
     Returns
     -------
     CalibrationSet
+
+    Raises
+    ------
+    InputError
+        Multiclass, when a class is named :data:`TOP_LABEL` (its results and the top label's would
+        share one name).
     """
     names = [str(x) for x in names]
+    if task != "binary" and TOP_LABEL in names:
+        raise InputError(f"calibration: a class is named {TOP_LABEL!r}, the name of the multiclass top-label "
+                         "calibration target (the predicted class's score against 'the prediction was right'): the two "
+                         "would share one name in the metrics, tests and tables, and one would hide the other. Rename "
+                         "that class in the label and prediction columns (and in labels: of the run spec).")
     label_idx = np.asarray(label_idx)
     scores = np.asarray(scores, dtype=np.float64)
     scores = scores.reshape(len(label_idx), scores.shape[-1] if scores.ndim == 2 else -1)  # (0, S): no labelled row
@@ -442,7 +458,7 @@ def calibration_metrics(cs: CalibrationSet, n_bins: int = N_BINS) -> tuple[dict[
         within_bin. nan when a score is outside [0, 1].
     """
     rows = []
-    targets = list(zip(cs.names, cs.targets)) + ([("top_label", cs.top_label)] if cs.top_label is not None else [])
+    targets = list(zip(cs.names, cs.targets)) + ([(TOP_LABEL, cs.top_label)] if cs.top_label is not None else [])
     for name, cc in targets:
         row = {"target": name}
         for strategy in STRATEGIES:

@@ -508,13 +508,13 @@ def evaluation_calibration(spec: RunSpec, plan: EvalPlan, report, preds: Predict
                            ) -> CalibrationResult | None:
     """ECE/MCE (fixed-width and equal-mass bins), the Murphy decomposition of the Brier score and the
     reliability diagrams of the test set; None without scores (or with scores outside [0, 1])."""
-    from metrics_core.calibration import STRATEGIES, calibration_metrics, reliability
+    from metrics_core.calibration import STRATEGIES, TOP_LABEL, calibration_metrics, reliability
 
     cs = _calibration_set(spec, plan, report, preds)
     if cs is None or not all(c.valid for c in cs.targets):
         return None
     metrics, table = calibration_metrics(cs)
-    targets = ([("top_label", cs.top_label)] if cs.top_label is not None else []) + list(zip(cs.names, cs.targets))
+    targets = ([(TOP_LABEL, cs.top_label)] if cs.top_label is not None else []) + list(zip(cs.names, cs.targets))
     diagrams, frames = {}, []
     for name, cc in targets:
         pair = tuple(reliability(cc, strategy=s) for s in STRATEGIES)

@@ -25,6 +25,7 @@ try:  # the compiled step of np.interp, without its wrapper's checks for complex
 except ImportError:  # pragma: no cover - a numpy release that moves it: the public function, same values
     _interp = np.interp
 
+from metrics_core.calibration import TOP_LABEL
 from metrics_core.monitoring.period import PeriodStats
 
 __all__ = ["CalibrationMap", "bootstrap_stack", "fit_calibration_map", "cached_calibration_map", "calibration_targets",
@@ -329,7 +330,7 @@ def calibration_targets(cal) -> list:
         One pair per score column in class order (binary: the positive class alone), then
         ``("top_label", ...)`` for a multiclass period: the rows of a :class:`CalibrationMap`.
     """
-    top = [] if cal.top_label is None else [("top_label", cal.top_label)]
+    top = [] if cal.top_label is None else [(TOP_LABEL, cal.top_label)]
     return list(zip(cal.names, cal.targets)) + top
 
 

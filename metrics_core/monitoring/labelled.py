@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 from scipy.stats import norm
 
+from metrics_core.calibration import TOP_LABEL
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
 from metrics_core.errors import InputError
 from metrics_core.monitoring.calibration_map import CalibrationMap, bootstrap_stack
@@ -148,7 +149,7 @@ def design_calibration_change(cal_map: CalibrationMap, sample: SampleStats, task
         k, b, target], minlength=n_bins) for rep in (bootstrap_stack(cal_map, seed, n_boot)[0] if n_boot else ())]
     ref_var = np.var(reps, axis=0) if reps else np.zeros(n_bins)
     scale = np.divide(rows, rows2, out=np.zeros(n_bins), where=rows2 > 0)
-    name = "top_label" if task == "multiclass" else str(sample.strata[1])
+    name = TOP_LABEL if task == "multiclass" else str(sample.strata[1])
     return {name: calibration_result(obs, exp, var + ref_var, rows, float(a.sum()), scale)}
 
 

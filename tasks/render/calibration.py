@@ -9,7 +9,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from metrics_core.calibration import Reliability
+from metrics_core.calibration import TOP_LABEL, Reliability
 from tasks.render.plots import _count_text, _save
 
 
@@ -46,7 +46,7 @@ def _target(name: str) -> str:
     >>> _target("top_label"), _target("1")
     ('top-label confidence', "class '1'")
     """
-    return "top-label confidence" if name == "top_label" else f"class {name!r}"
+    return "top-label confidence" if name == TOP_LABEL else f"class {name!r}"
 
 
 def plot_reliability(diagrams: dict[str, tuple[Reliability, Reliability]], path, *, title: str = "",

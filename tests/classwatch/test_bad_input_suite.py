@@ -212,6 +212,10 @@ def m_truncated_delivery(tmp):
     return p.monitor()
 
 
+def m_class_named_top_label(tmp):
+    return project(tmp, classes=["a", "b", "top_label"]).monitor()
+
+
 def m_zero_byte_delivery(tmp):
     p = project(tmp)
     p.delivery().write_bytes(b"")
@@ -368,6 +372,7 @@ CASES = [
     ("evaluate string labels need --positive-class", e_string_labels_without_positive_class,
      ["words.parquet", "'label'", "--positive-class"]),
     ("monitor truncated delivery", m_truncated_delivery, ["2024-01.parquet", "2024-01"]),
+    ("monitor a class named top_label", m_class_named_top_label, ["'top_label'", "Rename that class"]),
     ("monitor zero-byte delivery", m_zero_byte_delivery, ["2024-01.parquet", "0 bytes"]),
     ("monitor directory with one corrupt fragment", m_corrupt_fragment, ["part-1.parquet"]),
     ("monitor csv label typo (lable)", m_csv_label_typo,

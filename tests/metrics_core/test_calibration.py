@@ -166,3 +166,17 @@ def test_properties(rows, cut, n_bins, strategy):
         if prob_true is not None:
             r = reliability(exact, n_bins)
             np.testing.assert_allclose(r.observed[r.count > 0], prob_true, atol=1e-12)
+
+
+@pytest.mark.parametrize("task, names, raises", [("multiclass", ["a", "top_label"], True),
+                                                 ("multiclass", ["a", "top_label_class"], False),
+                                                 ("binary", ["a", "top_label"], False)])
+def test_a_multiclass_class_named_top_label_is_refused(task, names, raises):
+    """The top-label target's name: a multiclass class bearing it would share its metrics and tests."""
+    scores = np.array([[0.8, 0.2], [0.3, 0.7]]) if task == "multiclass" else np.array([[0.2], [0.7]])
+    call = lambda: calibration_set(task, names, np.array([0, 1]), scores)  # noqa: E731
+    if raises:
+        with pytest.raises(InputError, match="a class is named 'top_label'.*Rename that class"):
+            call()
+    else:
+        assert call().names == (tuple(names) if task == "multiclass" else ("top_label",))

@@ -17,6 +17,7 @@ which direction it is (docs/alerts.md, "Calibration: better or worse than expect
 
 from __future__ import annotations
 
+from metrics_core.calibration import TOP_LABEL
 from metrics_core.monitoring.kinds.base import SCORES, Kind, Metric, PanelSpec, TestKey
 from metrics_core.significance import TestResult
 
@@ -33,13 +34,13 @@ def direction(cls: str | None, expected: float, observed: float) -> str:
     >>> direction("wine", 0.10, 0.13)
     "more 'wine' labels than its scores imply"
     """
-    if cls == "top_label":
+    if cls == TOP_LABEL:
         return "better than expected" if observed > expected else "worse than expected"
     return f"{'more' if observed > expected else 'fewer'} {cls!r} labels than its scores imply"
 
 
 def _render(r, tail: str) -> tuple[str, str]:
-    what = ("predictions right" if r.key.cls == "top_label" else "rate")
+    what = ("predictions right" if r.key.cls == TOP_LABEL else "rate")
     return (f"calibration of {r.key.cls!r} changed, {direction(r.key.cls, r.reference, r.current)}: "
             f"{r.effect:.3f} >= {r.threshold:g} (observed vs expected by the reference's calibration)",
             f"{what} {r.reference:.3f} expected, {r.current:.3f} observed; {tail}")
