@@ -47,6 +47,31 @@ PERIODS = ["2024-01", "2024-02", "2024-03"]
 SHIFTED = "2024-04"
 
 
+def period_arrays(n: int, seed: int, **kw) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`scored_rows` as (label indices in ``LABELS`` order, scores (n, K))."""
+    df = scored_rows(n, seed, "p", **kw)
+    idx = {c: i for i, c in enumerate(LABELS)}
+    return np.array([idx[c] for c in df["label"]]), df.select([f"score_{c}" for c in LABELS]).to_numpy()
+
+
+def multiclass_stats(y: np.ndarray, s: np.ndarray, labelled: bool = True):
+    """The monitoring statistics (``PeriodStats``) of scored rows, predicted by their largest score."""
+    from metrics_core.monitoring.period import Bins, update
+
+    return update("multiclass", np.array(LABELS), Bins(), s.argmax(axis=1), label_idx=y if labelled else None,
+                  scores=s)
+
+
+def binary_stats(n: int, seed: int, prev: float = 0.12, signal: float = 1.8):
+    """The monitoring statistics of n binary rows: prevalence ``prev``, logistic scores separated by ``signal``."""
+    from metrics_core.monitoring.period import Bins, update
+
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < prev).astype(int)
+    s = 1 / (1 + np.exp(-(1.3 * (rng.standard_normal(n) + signal * y) - 2.2)))
+    return update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), label_idx=y, scores=s[:, None])
+
+
 def three_class_period(n: int = 3000, seed: int = 1) -> pl.DataFrame:
     """Labels a, b, c (shares 0.5, 0.3, 0.2) and predictions right 85 % of the time (else a random class)."""
     rng = np.random.default_rng(seed)

@@ -109,7 +109,7 @@ def design_calibration_change(cal_map: CalibrationMap, sample: SampleStats, task
         The period's labelled sample (strata: the predicted classes).
     task : {"binary", "multiclass"}
     n_bins : int
-        Fixed-width bins of the score compared (as :func:`~metrics_core.monitoring.estimate.calibration_change`).
+        Fixed-width bins of the score compared (as :func:`~metrics_core.monitoring.calibration_change.calibration_change`).
     n_boot, seed : int
         Bootstrap replicates of the reference's map (its own sampling noise), and their seed.
 
@@ -124,13 +124,13 @@ def design_calibration_change(cal_map: CalibrationMap, sample: SampleStats, task
         holds among them. With a_i the weight a labelled row carries in the estimate of the delivery
         (:func:`~metrics_core.monitoring.sample.expansion`), per bin O_b = Σ a_i 1[right],
         E_b = Σ a_i p_i, variance Σ a_i² p_i (1 - p_i) plus the bootstrap variance of E_b over the
-        map's replicates; then the test of :func:`~metrics_core.monitoring.estimate.calibration_result`,
+        map's replicates; then the test of :func:`~metrics_core.monitoring.calibration_change.calibration_result`,
         the rule on expected counts read at each bin's Kish effective size. For equal weights it is
         the unweighted test of the same rows. Empty when the map's bins are not the sample's.
         The one-vs-rest tests of each class's score are not given: they need every score of each
         labelled row within its stratum, which the sample's statistics do not keep.
     """
-    from metrics_core.monitoring.estimate import calibration_result
+    from metrics_core.monitoring.calibration_change import calibration_result
 
     cond = sample_conditional(cal_map, task, sample)
     if cond is None or not sample.key.size:

@@ -112,7 +112,7 @@ class AlertPolicy:
       E, F); a 15 % rise alerts.
     - ``calibration_change`` = 0.05: a labelled period's expected calibration error measured
       against the reference's calibration map (mean |observed - expected| positives per row over
-      10 score bins; metrics_core.monitoring.estimate.calibration_change), tested with a
+      10 score bins; metrics_core.monitoring.calibration_change.calibration_change), tested with a
       chi-squared over the bins. Stable periods stay under 0.03 (sampling noise of both the
       period and a small reference: 0.027 on the top label of a 3,000-row demo month against a
       2,250-row reference, where 0.02 gave a false alarm); 15 % of the labels changing class

@@ -3,7 +3,7 @@
 Its own module: unlike the distribution kinds its test needs the reference's fitted calibration
 map, so it is made with the label-lag estimate
 (:func:`metrics_core.monitoring.estimate.assess_estimate` calls
-:func:`~metrics_core.monitoring.estimate.calibration_change`), not by
+:func:`~metrics_core.monitoring.calibration_change.calibration_change`), not by
 :func:`~metrics_core.monitoring.kinds.run_tests`; what it logs is declared here, as for every kind.
 
 The test is two-sided, and both directions alert: a period whose labels come out better than its

@@ -12,7 +12,7 @@ from monitoring_data import LABELS, PRIOR
 
 from metrics_core.calibration import calibration_set
 from metrics_core.monitoring.calibration_map import cached_calibration_map
-from metrics_core.monitoring.estimate import calibration_change
+from metrics_core.monitoring.calibration_change import calibration_change
 from metrics_core.monitoring.labelled import design_calibration_change
 from metrics_core.monitoring.period import Bins, sample_bins
 from metrics_core.monitoring.sample import sample_update, unequal
