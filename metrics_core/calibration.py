@@ -10,8 +10,8 @@ import polars as pl
 from metrics_core.counts import FoldedScoreCounts, ScoreCounts
 from metrics_core.errors import InputError
 
-__all__ = ["TOP_LABEL", "CalibrationCounts", "CalibrationSet", "Reliability", "calibration_set", "reliability", "bin_edges",
-           "brier_decomposition", "calibration_metrics", "STRATEGIES", "N_BINS", "FINE_BINS"]
+__all__ = ["TOP_LABEL", "CalibrationCounts", "CalibrationSet", "Reliability", "calibration_set", "reliability",
+           "bin_edges", "brier_decomposition", "calibration_metrics", "STRATEGIES", "N_BINS", "FINE_BINS"]
 
 #: The two binnings: fixed-width bins over [0, 1] and equal-mass (quantile) bins.
 STRATEGIES = ("uniform", "quantile")

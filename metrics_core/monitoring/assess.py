@@ -22,8 +22,8 @@ from metrics_core.dataset import resolve_class_list
 from metrics_core.errors import InputError
 from metrics_core.intervals import report_intervals
 from metrics_core.monitoring import labelled
-from metrics_core.monitoring.calibration_map import cached_calibration_map
 from metrics_core.monitoring.calibration_change import calibration_change
+from metrics_core.monitoring.calibration_map import cached_calibration_map
 from metrics_core.monitoring.estimate import assess_estimate
 from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_alert
 from metrics_core.monitoring.period import Bins, PeriodStats

@@ -1,4 +1,4 @@
-"""The calibration-change test: a labelled period's positives per score bin against those the reference's calibration map expects."""
+"""The calibration-change test: a labelled period's positives per score bin against its reference's calibration map."""
 
 from __future__ import annotations
 

@@ -109,7 +109,8 @@ def design_calibration_change(cal_map: CalibrationMap, sample: SampleStats, task
         The period's labelled sample (strata: the predicted classes).
     task : {"binary", "multiclass"}
     n_bins : int
-        Fixed-width bins of the score compared (as :func:`~metrics_core.monitoring.calibration_change.calibration_change`).
+        Fixed-width bins of the score compared (as
+        :func:`~metrics_core.monitoring.calibration_change.calibration_change`).
     n_boot, seed : int
         Bootstrap replicates of the reference's map (its own sampling noise), and their seed.
 

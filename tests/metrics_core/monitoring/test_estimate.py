@@ -57,7 +57,8 @@ def test_realised_metric_inside_estimated_95_interval_over_seeds():
     for seed in range(40):
         for task in ("multiclass", "binary"):
             ref = multiclass_stats(*period_arrays(20000, seed)) if task == "multiclass" else binary_stats(20000, seed)
-            cur = multiclass_stats(*period_arrays(5000, 1000 + seed)) if task == "multiclass" else binary_stats(5000, 1000 + seed)
+            cur = multiclass_stats(*period_arrays(5000, 1000 + seed)) if task == "multiclass" \
+                else binary_stats(5000, 1000 + seed)
             e = estimate_period(ref, cur, n_boot=100, seed=seed)
             real = _realised(cur)
             for k in ("accuracy", "balanced_accuracy", "mcc"):
