@@ -438,6 +438,30 @@ def test_bad_input_exits_2_with_one_clear_message(name, setup, fragments, tmp_pa
 ODD_CLASSES = ["café", " leading space", "trailing space ", "食品 · grocery", "a/b"]
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_class_named_top_label_is_refused_by_the_command_in_a_fresh_process(tmp_path):
+    """The bad-input case above, through the installed command in a process of its own: exit 2, one
+    Error line that says what to rename, and no run in the store."""
+    import os
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    p = project(tmp_path, classes=["a", "b", "top_label"])
+    command = [str(Path(sys.executable).parent / "classwatch"), *p.monitor()]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "COLUMNS": "200"})
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output
+    errors = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "a class is named 'top_label'" in errors[0] and "Rename that class" in errors[0], output
+    assert "Traceback" not in output
+    store = p.root / "mlflow.db"
+    assert not store.exists() or mlflow_runs(f"sqlite:///{store}", EXPERIMENT) == []
+
+
 def test_unicode_and_whitespace_class_names_evaluate(tmp_path):
     df = rows(2_000, 7, ODD_CLASSES)
     df.write_parquet(tmp_path / "odd.parquet")
