@@ -45,14 +45,17 @@ def resource(model: str) -> dict[str, str]:
 
 
 def _records(reasons) -> str:
-    """The reasons as a JSON list within the tag limit (the strongest ones when all do not fit)."""
-    records = [r.to_dict() for r in reasons]
-    while records:
-        text = json.dumps(records, separators=(",", ":"))
-        if len(text) <= REASONS_LIMIT:
-            return text
-        records.pop()
-    return "[]"
+    """The reasons as a JSON list within the tag limit (the strongest ones when all do not fit:
+    the longest first ones whose list fits; ``[]`` when not even the first does)."""
+    parts = [json.dumps(r.to_dict(), separators=(",", ":")) for r in reasons]
+    # each record encoded once (a period of 50 segments may have hundreds of reasons): the list of
+    # the first k is "[" + their texts joined by "," + "]", json.dumps's own text of that list
+    size, k = 1, 0
+    for part in parts:
+        if size + len(part) + 1 > REASONS_LIMIT:
+            break
+        size, k = size + len(part) + 1, k + 1
+    return "[" + ",".join(parts[:k]) + "]"
 
 
 def alert_tags(decision: Alert) -> dict[str, str]:

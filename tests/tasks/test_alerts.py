@@ -7,6 +7,7 @@ import uuid
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings, strategies as hs
 
 from metrics_core import drift, monitoring as mon
 from tasks.alerts import (EVENT, alert_tags, artifact_key, event_id, logged_alert, payload, reasons_from_tags, resource,
@@ -94,3 +95,29 @@ def test_a_segments_reason_is_named_in_the_tags_the_records_and_the_event():
     sent = payload("m", "2024-08", decision, None, None)
     assert sent["segments"] == ["retailer=shop_07"] and sent["reason"].startswith("retailer=shop_07: ")
     assert "prevalence_pred:tea@retailer=shop_07" in sent["figures"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(hs.lists(hs.integers(1, 400), max_size=60), hs.integers(0, 60), hs.sampled_from([-1, 0, 1]))
+def test_the_records_tag_holds_the_most_first_reasons_that_fit(monkeypatch_limit, lengths, first, off):
+    """As many of the strongest (first) reasons as fit the limit, each encoded once: the text the
+    obvious loop gives (dump the list, drop the last reason until it fits), on both sides of the
+    limit (a limit of exactly the first reasons' text, one less, one more)."""
+    import tasks.alerts as alerts
+
+    reasons = [mon.Reason(mon.TestKey("prevalence_pred", "c" * n), 0.2, 0.02, 1e-9, 0.1, 0.3) for n in lengths]
+    limit = max(2, len(json.dumps([r.to_dict() for r in reasons[:first]], separators=(",", ":"))) + off)
+    monkeypatch_limit(alerts, "REASONS_LIMIT", limit)
+    records = [r.to_dict() for r in reasons]
+    while records and len(json.dumps(records, separators=(",", ":"))) > limit:
+        records.pop()
+    text = alerts._records(reasons)
+    assert text == json.dumps(records, separators=(",", ":")) and len(text) <= max(limit, 2)
+    assert reasons_from_tags({alerts.RECORDS_TAG: text}) == tuple(reasons[:len(records)])
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_limit():
+    """setattr for a hypothesis test (a function-scoped monkeypatch is not reset between its examples)."""
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp.setattr
