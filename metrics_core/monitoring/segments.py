@@ -260,14 +260,17 @@ def segment_tests(reference: PeriodStats, current: PeriodStats,
             small.append((seg, f"{cur.n_rows:,} rows, {ref.n_rows:,} in the reference"))
         else:
             tested.append(seg)
-    # every segment's distribution tests on one set of threads, not one pool per segment
-    found_all = run_tests_of([(reference.segments[seg], current.segments[seg]) for seg in tested])
-    for seg, found in zip(tested, found_all):
-        ref, cur = reference.segments[seg], current.segments[seg]
-        head = None
-        if extra is not None:
-            more, head = extra(ref, cur)
-            found.update(more)
+    pairs = [(reference.segments[seg], current.segments[seg]) for seg in tested]
+    extras = []
+
+    def more() -> None:
+        extras.extend(extra(ref, cur) if extra is not None else ({}, None) for ref, cur in pairs)
+
+    # every segment's distribution tests on one set of threads, not one pool per segment; the
+    # extra tests on this thread while the heavy distribution tests finish
+    found_all = run_tests_of(pairs, meanwhile=more)
+    for seg, found, (more_tests, head) in zip(tested, found_all, extras):
+        found.update(more_tests)
         tests.update((TestKey(k.kind, k.cls, seg), t) for k, t in found.items())  # (replace: 5 us a key)
         if head is not None:
             headlines[seg] = head

@@ -17,6 +17,8 @@ are made elsewhere because they need more than two periods' statistics.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from metrics_core.errors import InputError
@@ -95,15 +97,16 @@ def run_tests(reference: PeriodStats, current: PeriodStats) -> dict[TestKey, Tes
     return run_tests_of([(reference, current)])[0]
 
 
-def run_tests_of(pairs: list[tuple[PeriodStats, PeriodStats]]) -> list[dict[TestKey, TestResult]]:
+def run_tests_of(pairs: list[tuple[PeriodStats, PeriodStats]], meanwhile: Callable[[], None] | None = None
+                 ) -> list[dict[TestKey, TestResult]]:
     """:func:`run_tests` of each (reference, current) pair, their distribution tests run together
-    on one set of threads (:func:`run_jobs`): the same results, without a thread pool per pair
-    (a period's 50 segments)."""
+    on one set of threads (:func:`run_jobs`, which also calls ``meanwhile``): the same results,
+    without a thread pool per pair (a period's 50 segments)."""
     plans = []
     for reference, current in pairs:
         if not np.array_equal(reference.labels, current.labels) or reference.bins != current.bins:
             raise InputError("reference and current: statistics over different class lists or bins.")
         plans.append([pair for kind in list(KINDS.values()) if kind.tests is not None
                       for pair in kind.tests(reference, current)])
-    done = iter(run_jobs([t for planned in plans for _, t in planned if isinstance(t, Job)]))
+    done = iter(run_jobs([t for planned in plans for _, t in planned if isinstance(t, Job)], meanwhile))
     return [{key: next(done) if isinstance(t, Job) else t for key, t in planned} for planned in plans]

@@ -270,10 +270,12 @@ def _batches(jobs: list[Job], light: list[int]) -> list[list[int]]:
     return [members for _, _, members in groups]
 
 
-def run_jobs(jobs: list[Job]) -> list[TestResult]:
+def run_jobs(jobs: list[Job], meanwhile: Callable[[], None] | None = None) -> list[TestResult]:
     """The distribution tests' results, in order; the heavy ones (:func:`_heavy`) on up to
     :func:`~metrics_core.threads.kernel_threads` threads, the others on the calling thread, those
-    with a batch form (:class:`Job`) together.
+    with a batch form (:class:`Job`) together; then ``meanwhile()``, other work of the caller's,
+    on the calling thread while the heavy ones finish (a period's segments: their calibration
+    tests and headlines, which would otherwise wait for them).
 
     scipy's exact two-sample KS p-value (up to 10,000 rows a side: up to 0.1 s a test, dozens of
     tests a period) and the Smirnov sum release the GIL; each test gives what it gives alone
@@ -297,6 +299,8 @@ def run_jobs(jobs: list[Job]) -> list[TestResult]:
                 out[i] = result
         for i in [i for i, r in enumerate(out) if r is None and not heavy[i]]:
             out[i] = run(jobs[i])
+    if meanwhile is not None:
+        meanwhile()
     for i, result in zip(on_threads, threaded.result() if threaded is not None else []):
         out[i] = result
     return out

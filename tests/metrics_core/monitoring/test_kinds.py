@@ -171,6 +171,25 @@ def test_batched_tests_equal_each_jobs_own_test():
     assert run_jobs(jobs) == [job.test(job.reference, job.current) for job in jobs]
 
 
+@pytest.mark.parametrize("heavy_cells", [0, None])
+def test_run_jobs_calls_meanwhile_once_on_the_calling_thread(monkeypatch, heavy_cells):
+    """The caller's other work runs once, on its own thread, while the heavy tests (here every test,
+    with HEAVY_CELLS 0) are on threads; the results are the jobs' own."""
+    import threading
+
+    from metrics_core.monitoring.kinds import KINDS, Job, base, run_jobs
+
+    if heavy_cells is not None:
+        monkeypatch.setattr(base, "HEAVY_CELLS", heavy_cells)
+    ref, cur = period_stats(1_500, 14), period_stats(2_000, 13, price_rise=(2, 0.15))
+    jobs = [t for kind in KINDS.values() if kind.tests for _, t in kind.tests(ref, cur) if isinstance(t, Job)]
+    assert all(base._heavy(job) for job in jobs) == (heavy_cells == 0)
+    calls = []
+    found = run_jobs(jobs, meanwhile=lambda: calls.append(threading.current_thread()))
+    assert calls == [threading.current_thread()]
+    assert found == [job.test(job.reference, job.current) for job in jobs]
+
+
 def test_price_cell_margins_are_the_sums_of_the_cells():
     stats = period_stats(3_000, 15)
     by_label, by_pred, both = stats.price_cell_margins
