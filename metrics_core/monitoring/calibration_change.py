@@ -16,9 +16,20 @@ __all__ = ["calibration_change", "calibration_result"]
 
 
 def _binned_rows(bins: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarray:
-    """``np.bincount(bins, weights=w, minlength=n_bins)`` for each row ``w`` of ``weights``, in one
-    bincount: the same sums, added in the same order, as a loop over the rows."""
+    """``np.bincount(bins, weights=w, minlength=n_bins)`` for each row ``w`` of ``weights``.
+
+    Bins in ascending order (the atoms of fine-binned statistics, sorted by score, as
+    :func:`_bin_sums` passes them) are summed as runs with ``np.add.reduceat``: about 10x faster
+    than a bincount over the replicates (51 maps of 50 replicates per period with segments), the
+    same sums to about 1e-15 relative (numpy's pairwise summation, not bincount's running sum).
+    Other bins take one bincount over all rows: the same sums, added in the same order, as a loop
+    over the rows."""
     rows = weights.shape[0]
+    if bins.size and (bins[1:] >= bins[:-1]).all():
+        starts = np.flatnonzero(np.concatenate(([True], bins[1:] != bins[:-1])))
+        out = np.zeros((rows, n_bins))
+        out[:, bins[starts]] = np.add.reduceat(weights, starts, axis=1)
+        return out
     at = (np.arange(rows)[:, None] * n_bins + bins[None, :]).ravel()
     return np.bincount(at, weights=weights.ravel(), minlength=rows * n_bins).reshape(rows, n_bins)
 
@@ -30,10 +41,11 @@ def _bin_sums(coarse: np.ndarray, n: np.ndarray, y: np.ndarray, cal_map: Calibra
     ``coarse`` (A,): each atom's bin; ``n``, ``y`` (T, A): each target's rows and positives per atom;
     ``rows`` (T,): the targets' rows of ``cal_map``. Returns the observed positives, the expected
     ones, their variance, the rows (each (T, n_bins)) and the variance over the map's replicates of
-    the expected positives. Each sum adds its atoms in order, as one target at a time would: the
-    targets' bins are apart in one bincount (:func:`_binned_rows`). A replicate's atoms without rows
-    add exact zeros where the target's replicates are all finite: when most atoms have rows every
-    atom is summed (no gather of the replicates), else those are left out."""
+    the expected positives. The targets' bins are apart in one binning: each target's sums are
+    those of one target at a time (the replicates' by :func:`_binned_rows`, pairwise over atoms in
+    score order; the others by bincount, in order). A replicate's atoms without rows add zeros where
+    the target's replicates are all finite: when most atoms have rows every atom is summed (no
+    gather of the replicates), else those are left out."""
     t = n.shape[0]
     flat = (np.arange(t)[:, None] * n_bins + coarse[None, :]).ravel()
 

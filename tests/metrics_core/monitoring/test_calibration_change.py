@@ -60,21 +60,38 @@ def test_calibration_change_of_a_handful_of_rows_is_undefined_not_an_alert(n):
     assert not decide_alert({TestKey("calibration", "1"): test}).alert
 
 
-def test_calibration_change_bins_every_replicate_as_a_loop_over_replicates_would():
-    """The replicates' expected positives per bin come from one bincount: the same sums, in the same
-    order, as one bincount per replicate."""
+def assert_same_test(got, expected, rel: float) -> None:
+    """Two TestResults alike: the same test and verdict, their numbers (and details') within ``rel``."""
+    assert (got.test, got.verdict, got.effect_name, sorted(got.details)) == (
+        expected.test, expected.verdict, expected.effect_name, sorted(expected.details))
+    for a, b in [(got.statistic, expected.statistic), (got.p_value, expected.p_value),
+                 (got.effect_size, expected.effect_size), *((got.details[k], expected.details[k]) for k in got.details)]:
+        assert a == pytest.approx(b, rel=rel, abs=0, nan_ok=True)
+
+
+@pytest.mark.parametrize("sorted_bins", [False, True])
+def test_calibration_change_bins_every_replicate_as_a_loop_over_replicates_would(sorted_bins):
+    """The replicates' expected positives per bin, binned at once: unsorted bins by one bincount (the
+    same sums, in the same order, as one bincount per replicate), sorted bins as runs (within 1e-14)."""
 
     gen = np.random.default_rng(0)
     bins, weights = gen.integers(0, 10, 1000), gen.random((50, 1000)) * gen.integers(0, 30, 1000)
+    if sorted_bins:  # fine bins' atoms: runs of each bin, some bins without atoms (summed as runs)
+        bins = np.sort(np.where(bins == 4, 5, bins))
     loop = np.stack([np.bincount(bins, weights=w, minlength=10) for w in weights])
-    assert np.array_equal(_binned_rows(bins, weights, 10), loop)
+    got = _binned_rows(bins, weights, 10)
+    if sorted_bins:
+        assert (got[:, 4] == 0).all() and np.allclose(got, loop, rtol=1e-14, atol=0)
+    else:
+        assert np.array_equal(got, loop)
 
 
 @pytest.mark.parametrize("n_rows", [300, 6000])
 def test_calibration_change_sums_each_target_as_one_target_at_a_time(n_rows):
-    """Every target's per-bin sums come from one bincount: each equals the plain sums of its own atoms
-    (bit for bit) whether most atoms have rows (all summed) or few (those summed), and a target with a
-    nan replicate keeps it in its sums (its bin then never counts)."""
+    """Every target's per-bin sums come from one binning of all targets: each equals the plain sums of
+    its own atoms (to a few ulps: the replicates' are summed pairwise) whether most atoms have rows
+    (all summed) or few (those summed), and a target with a nan replicate keeps it in its sums (its
+    bin then never counts)."""
     import dataclasses
 
     from metrics_core.monitoring.calibration_map import calibration_targets
@@ -95,7 +112,9 @@ def test_calibration_change_sums_each_target_as_one_target_at_a_time(n_rows):
             obs, exp, var, rows = (np.bincount(coarse, weights=w, minlength=10)
                                    for w in (cc.y, cc.n * g, cc.n * g * (1 - g), cc.n))
             drawn = np.stack([np.bincount(coarse, weights=cc.n * r, minlength=10) for r in m.replicates[:, j]])
-            assert repr(found[name]) == repr(calibration_result(obs, exp, var + drawn.var(axis=0), rows, cc.total))
+            expected = calibration_result(obs, exp, var + drawn.var(axis=0), rows, cc.total)
+            # the replicates' sums are pairwise (reduceat), the oracle's running sums: a few ulps apart
+            assert_same_test(found[name], expected, rel=1e-11)
     if n_rows == 300:  # an empty atom in every score bin
         assert calibration_change(cal_map, cur)[LABELS[2]].details["df"] > 0 == calibration_change(with_nan, cur)[
             LABELS[2]].details["df"]
