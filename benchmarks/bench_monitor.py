@@ -36,6 +36,8 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 K = 10
 PERIOD = "2024-06"
 SIZES = ((20_000, 20_000), (1_000_000, 200_000))  # (period rows, reference rows)
+#: Run only when asked for (``--rows 10000000``): minutes, and a few GB to write the data.
+LARGE_SIZES = ((10_000_000, 2_000_000),)
 
 
 #: Retailers of the segments case (``--segments``): every row has one, drawn uniformly.
@@ -196,7 +198,7 @@ def main(rounds: int, profile_rows: int | None, segments: bool = False, sizes=SI
     _, cold = timed(monitor_period, specs[sizes[0][0]], PERIOD, None, True)
     print(f"first flow call, cold (imports, starts the local Prefect API): {cold:.2f} s")
     if profile_rows:  # with --segments: the period watching its 50 retailers
-        spec = make_spec(tmp, profile_rows, dict(SIZES)[profile_rows], segments)
+        spec = make_spec(tmp, profile_rows, dict(SIZES + LARGE_SIZES)[profile_rows], segments)
         monitor_period(spec, PERIOD, None, True)
         profile(spec)
         return
@@ -216,7 +218,7 @@ if __name__ == "__main__":
     parser.add_argument("--segments", action="store_true",
                         help=f"Time each size without and with its {N_SEGMENTS} retailers as segments (the ratio).")
     parser.add_argument("--rows", type=int, nargs="*", default=None, metavar="ROWS",
-                        help="Only these period sizes (of 20000 and 1000000).")
+                        help="Only these period sizes (of 20000, 1000000 and, only when named, 10000000).")
     args = parser.parse_args()
     main(args.rounds, args.profile, args.segments,
-         tuple(s for s in SIZES if args.rows is None or s[0] in args.rows) or SIZES)
+         tuple(s for s in SIZES + LARGE_SIZES if s[0] in (args.rows or [])) or SIZES)

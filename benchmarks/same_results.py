@@ -7,7 +7,9 @@ decision (alert, reasons, notes, headline check, drift table), the tests, the he
 metric and table, the MLflow-keyed metrics and series. Each case is assessed twice and the
 second, warm call (the process's caches filled) must equal the first. Floats are kept by their
 ``repr`` (exact; nan's sign too), arrays by their bytes. ``compare A B`` prints each part that
-differs (``==``, not a tolerance) and exits 1 if any does.
+differs (``==``, not a tolerance) and exits 1 if any does; ``compare --floats A B`` checks that
+every value but the floats is equal and says how many floats differ and by how much at worst
+(a change meant to move floats by rounding alone).
 
 Run: ``python benchmarks/same_results.py dump /tmp/before.pkl``, change the code, ``dump
 /tmp/after.pkl``, then ``compare /tmp/before.pkl /tmp/after.pkl`` (``--rows 20000`` for the
@@ -91,6 +93,42 @@ def compare(a: Path, b: Path) -> int:
     return 1 if bad else 0
 
 
+def float_differences(x, y, found: list) -> bool:
+    """Whether two :func:`plain` values are alike but for their floats; each pair of unequal floats
+    found is appended to ``found``."""
+    if isinstance(x, tuple) and isinstance(y, tuple) and x[:1] == y[:1] == ("f",):
+        if x != y:
+            found.append((float(x[1]), float(y[1])))
+        return True
+    if isinstance(x, tuple) and isinstance(y, tuple) and len(x) == len(y):
+        return all([float_differences(u, v, found) for u, v in zip(x, y)])
+    return x == y
+
+
+def _relative(u: float, v: float) -> float:
+    """|u - v| relative to the larger; inf when one is nan or infinite and the other not."""
+    if math.isnan(u) or math.isnan(v) or math.isinf(u) or math.isinf(v):
+        return 0.0 if (math.isnan(u) and math.isnan(v)) or u == v else math.inf
+    return 0.0 if u == v else abs(u - v) / max(abs(u), abs(v))
+
+
+def compare_floats(a: Path, b: Path) -> int:
+    """``compare --floats``: for a change meant to move floats only, whether every other value is
+    equal, and how far apart the floats are (count, worst relative difference)."""
+    old, new = pickle.loads(a.read_bytes()), pickle.loads(b.read_bytes())
+    found, other = [], []
+    for case in old:
+        for part in old[case]:
+            if case not in new or not float_differences(old[case][part], new[case][part], found):
+                other.append((case, part))
+    for case, part in other:
+        print("differs beyond its floats:", case, part)
+    worst = max((_relative(u, v) for u, v in found), default=0.0)
+    print(f"{len(old)} cases compared: {len(other)} parts differ beyond their floats; {len(found)} floats differ, "
+          f"the worst by {worst:.2g} relative")
+    return 1 if other else 0
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -102,8 +140,10 @@ if __name__ == "__main__":
     c = sub.add_parser("compare")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
+    c.add_argument("--floats", action="store_true",
+                   help="Equal but for floats? Count the floats that differ and the worst relative difference.")
     args = parser.parse_args()
     if args.command == "dump":
         dump(args.out, args.data, args.rows)
     else:
-        sys.exit(compare(args.a, args.b))
+        sys.exit(compare_floats(args.a, args.b) if args.floats else compare(args.a, args.b))
