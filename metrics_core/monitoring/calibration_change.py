@@ -21,7 +21,7 @@ def _binned_rows(bins: np.ndarray, weights: np.ndarray, n_bins: int) -> np.ndarr
     Bins in ascending order (the atoms of fine-binned statistics, sorted by score, as
     :func:`_bin_sums` passes them) are summed as runs with ``np.add.reduceat``: about 10x faster
     than a bincount over the replicates (51 maps of 50 replicates per period with segments), the
-    same sums to about 1e-15 relative (numpy's pairwise summation, not bincount's running sum).
+    same sums within 1e-14 relative (numpy's pairwise summation, not bincount's running sum).
     Other bins take one bincount over all rows: the same sums, added in the same order, as a loop
     over the rows."""
     rows = weights.shape[0]

@@ -270,7 +270,7 @@ def segment_tests(reference: PeriodStats, current: PeriodStats,
     # every segment's distribution tests on one set of threads, not one pool per segment; the
     # extra tests on this thread while the heavy distribution tests finish
     found_all = run_tests_of(pairs, meanwhile=more)
-    for seg, found, (more_tests, head) in zip(tested, found_all, extras):
+    for seg, found, (more_tests, head) in zip(tested, found_all, extras, strict=True):
         found.update(more_tests)
         tests.update((TestKey(k.kind, k.cls, seg), t) for k, t in found.items())  # (replace: 5 us a key)
         if head is not None:
