@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import numbers
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -167,8 +167,12 @@ def near_misses(name: str, names: Sequence[str]) -> list[str]:
     return [folded[m] for m in difflib.get_close_matches(name.strip().lower(), list(folded), n=3, cutoff=0.75)]
 
 
+#: The roles a column map (:class:`Columns`) names one column for, each set as ``columns.<role>``.
+_MAP_ROLES = frozenset(f.name for f in fields(Columns) if f.name != "features")
+
+
 def missing_columns(where, missing: dict[str, str | None], names: Sequence[str], why: str = "",
-                    guess: bool = True) -> InputError:
+                    guess: bool = True, fix: str | None = None) -> InputError:
     """The error for columns a source lacks: each column with its role, and the columns it has.
 
     Parameters
@@ -176,13 +180,17 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
     where : str or path
         The source (file or directory).
     missing : dict
-        Missing column -> its role (None when the caller does not know it).
+        Missing column -> its role (None when the caller does not know it). A role of the column
+        map (:class:`Columns`) is named with the ways to set it; another (``"segment"``) only
+        in the parenthesis, ``fix`` saying where it is set.
     names : sequence of str
         The columns the source has.
     why : str
         Why the columns are needed, when that is not obvious.
     guess : bool
         Name a column whose name is a near miss of a missing one (False when ``why`` says better).
+    fix : str, optional
+        What to do, in place of renaming the column or setting its role in the column map.
 
     Returns
     -------
@@ -197,8 +205,12 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
     """
     cols = ", ".join(f"{c!r}" + (f" ({role})" if role else "") for c, role in missing.items())
     shown = f"{list(names[:25])!r}" + (" ..." if len(names) > 25 else "")
-    roles = list(dict.fromkeys(r for r in missing.values() if r))
-    fix = f"Rename the column{'s' if len(missing) > 1 else ''}"
+    # only a role of the column map can be set in it (a segment column is named in columns.segments: ``why`` says so)
+    roles = [r for r in dict.fromkeys(r for r in missing.values() if r) if r in _MAP_ROLES]
+    if fix is None:
+        fix = f"Rename the column{'s' if len(missing) > 1 else ''}"
+    elif roles:
+        raise ValueError("missing_columns: a fix of one's own is for columns outside the column map.")
     if roles:
         ways = [f"Columns({r}=...)" for r in roles] + [f"columns.{r} in a run spec" for r in roles]
         ways += [f"{_CLI_OPTIONS[r]} on the command line" for r in roles if r in _CLI_OPTIONS]

@@ -252,7 +252,9 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     absent = {c: "segment" for c in segments if c not in data.schema.names}
     if absent:
         raise missing_columns(where if in_memory else source, absent, data.schema.names,
-                              why="Each segment column (columns.segments) must exist in the reference and the period.")
+                              why="Each segment column must exist in the reference and the period.",
+                              fix="Correct the name in columns.segments (the run spec; segments= in Python), or rename "
+                                  "the column in the data")
     checks = dict(label=label, scores=scores, weight=weight, prediction=prediction, price=price,
                   design_weight=design_weight, partial_labels=partial_labels)
     watched = _features(data, features)

@@ -216,6 +216,12 @@ def m_class_named_top_label(tmp):
     return project(tmp, classes=["a", "b", "top_label"]).monitor()
 
 
+def m_segment_column_typo(tmp):
+    p = project(tmp)
+    p.spec["columns"] = {"segments": ["retaler"]}
+    return p.monitor()
+
+
 def m_zero_byte_delivery(tmp):
     p = project(tmp)
     p.delivery().write_bytes(b"")
@@ -373,6 +379,8 @@ CASES = [
      ["words.parquet", "'label'", "--positive-class"]),
     ("monitor truncated delivery", m_truncated_delivery, ["2024-01.parquet", "2024-01"]),
     ("monitor a class named top_label", m_class_named_top_label, ["'top_label'", "Rename that class"]),
+    ("monitor a segment column that is not in the data", m_segment_column_typo,
+     [r"'retaler' \(segment\)", r"columns\.segments \(the run spec", "rename the column in the data"]),
     ("monitor zero-byte delivery", m_zero_byte_delivery, ["2024-01.parquet", "0 bytes"]),
     ("monitor directory with one corrupt fragment", m_corrupt_fragment, ["part-1.parquet"]),
     ("monitor csv label typo (lable)", m_csv_label_typo,
@@ -440,25 +448,30 @@ ODD_CLASSES = ["café", " leading space", "trailing space ", "食品 · grocery"
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("prefect_harness")
-def test_a_class_named_top_label_is_refused_by_the_command_in_a_fresh_process(tmp_path):
-    """The bad-input case above, through the installed command in a process of its own: exit 2, one
-    Error line that says what to rename, and no run in the store."""
+@pytest.mark.parametrize("setup, says", [
+    (m_class_named_top_label, ["a class is named 'top_label'", "Rename that class"]),
+    (m_segment_column_typo, ["'retaler' (segment)", "Correct the name in columns.segments"]),
+], ids=["class named top_label", "segment column typo"])
+def test_a_bad_monitor_input_is_refused_by_the_command_in_a_fresh_process(tmp_path, setup, says):
+    """Bad-input cases above, through the installed command in a process of its own: exit 2, one
+    Error line that says what to change, and no run in the store."""
     import os
     import subprocess
     import sys
 
     from prefect.settings import PREFECT_API_URL
 
-    p = project(tmp_path, classes=["a", "b", "top_label"])
-    command = [str(Path(sys.executable).parent / "classwatch"), *p.monitor()]
+    args = setup(tmp_path)
+    p = tmp_path / "project"
+    command = [str(Path(sys.executable).parent / "classwatch"), *args]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                          env={**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "COLUMNS": "200"})
+                          env={**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "COLUMNS": "400"})
     output = done.stdout + done.stderr
     assert done.returncode == 2, output
     errors = [line for line in output.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1 and "a class is named 'top_label'" in errors[0] and "Rename that class" in errors[0], output
+    assert len(errors) == 1 and all(text in errors[0] for text in says), output
     assert "Traceback" not in output
-    store = p.root / "mlflow.db"
+    store = p / "mlflow.db"
     assert not store.exists() or mlflow_runs(f"sqlite:///{store}", EXPERIMENT) == []
 
 

@@ -71,8 +71,13 @@ def test_rows_sorted_by_segment_give_batches_of_one_segment_and_the_same_statist
 
 
 def test_a_missing_segment_column_is_an_error_naming_it():
-    with pytest.raises(InputError, match="retailr"):
+    """It names the column, its near miss and where segments are set (columns.segments), and no
+    column-map role that does not exist (Columns(segment=...), columns.segment)."""
+    with pytest.raises(InputError, match="retailr") as err:
         mon.scan_period(_table(500, 2), "multiclass", LABELS, **COLUMNS, segments=["retailr"])
+    text = str(err.value)
+    assert "'retailr' (segment)" in text and "near miss of 'retailr'" in text and "columns.segments" in text
+    assert "Columns(segment" not in text and "columns.segment " not in text and "segment role" not in text
 
 
 def _period(n: int, seed: int, n_seg: int = 50, shifted: int | None = None, rise: float = 0.0,
