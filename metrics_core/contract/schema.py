@@ -190,7 +190,7 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
     guess : bool
         Name a column whose name is a near miss of a missing one (False when ``why`` says better).
     fix : str, optional
-        What to do, in place of renaming the column or setting its role in the column map.
+        What to do, in place of "Rename the column" (a role of the column map adds how to set it).
 
     Returns
     -------
@@ -205,12 +205,9 @@ def missing_columns(where, missing: dict[str, str | None], names: Sequence[str],
     """
     cols = ", ".join(f"{c!r}" + (f" ({role})" if role else "") for c, role in missing.items())
     shown = f"{list(names[:25])!r}" + (" ..." if len(names) > 25 else "")
-    # only a role of the column map can be set in it (a segment column is named in columns.segments: ``why`` says so)
+    # only a role of the column map can be set in it (a segment column is named in columns.segments: ``fix`` says so)
     roles = [r for r in dict.fromkeys(r for r in missing.values() if r) if r in _MAP_ROLES]
-    if fix is None:
-        fix = f"Rename the column{'s' if len(missing) > 1 else ''}"
-    elif roles:
-        raise ValueError("missing_columns: a fix of one's own is for columns outside the column map.")
+    fix = fix or f"Rename the column{'s' if len(missing) > 1 else ''}"
     if roles:
         ways = [f"Columns({r}=...)" for r in roles] + [f"columns.{r} in a run spec" for r in roles]
         ways += [f"{_CLI_OPTIONS[r]} on the command line" for r in roles if r in _CLI_OPTIONS]
