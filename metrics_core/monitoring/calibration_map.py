@@ -128,7 +128,7 @@ def _binomial(n: np.ndarray, pos: np.ndarray):
     Only the bins with rows are drawn: numpy's binomial draws nothing from the generator for a bin
     of 0 rows (it is 0), so the draws and the generator's state after them are those of drawing every
     bin, at a fifth of the time for a segment's mostly empty (K, S, B) bins."""
-    live = np.flatnonzero(n)
+    live = np.flatnonzero(n != 0)  # (a mask: numpy finds its True 5x faster than a float array's non-zeros)
     rows = n.ravel()[live]
     trials = np.rint(rows).astype(np.int64)
     freq = np.clip(np.divide(pos.ravel()[live], rows, out=np.zeros(live.size), where=rows > 0), 0, 1)
