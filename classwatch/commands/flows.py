@@ -281,7 +281,8 @@ def _rerun_command(spec: Path, current: str | None, force: bool) -> str:
 
 
 def _summary(done: list, failed: list, rerun: str | None = None) -> None:
-    """The alert table and where the runs went, then each failed period with its message, and, for
+    """The alert table and where the runs went, then each failure's message once, with the periods it
+    failed (one line for periods failed by the same error, e.g. in the reference), and, for
     periods that failed for another reason than their input (a server down, an interrupt), the
     command that runs them again (``rerun`` without its ``--period`` options)."""
     from tasks.alerts import EVENT
@@ -313,8 +314,11 @@ def _summary(done: list, failed: list, rerun: str | None = None) -> None:
         if sent:  # an alert is sent once, when its period is first logged (none when nothing alerted)
             console.print(f"Alerts of {', '.join(sent)} went to Prefect as {EVENT} events.")
         console.print(f"Look at it: [bold]{_ui_hint(first.tracking_uri)}[/bold]")
+    by_text: dict[str, list[str]] = {}  # one line per message: a reference's error fails every period alike
     for p, exc in failed:
-        typer.secho(f"Error: {p}: {message(exc)}", fg=typer.colors.RED, err=True)
+        by_text.setdefault(message(exc), []).append(p)
+    for text, periods in by_text.items():
+        typer.secho(f"Error: {', '.join(periods)}: {text}", fg=typer.colors.RED, err=True)
     if failed:
         logged = ", ".join(d.period for d in done) or "none"
         typer.secho(f"{len(failed)} of {len(failed) + len(done) + len(stopped)} period(s) failed and logged "

@@ -222,6 +222,14 @@ def m_segment_column_typo(tmp):
     return p.monitor()
 
 
+def m_segment_column_typo_two_periods(tmp):
+    """The same typo over two periods: the reference fails both alike, and the error is said once for both."""
+    p = project(tmp)
+    rows(300, 3, period="2024-02").write_parquet(p.delivery("2024-02"))
+    p.spec["columns"] = {"segments": ["retaler"]}
+    return p.monitor("2024-01", "2024-02")
+
+
 def m_zero_byte_delivery(tmp):
     p = project(tmp)
     p.delivery().write_bytes(b"")
@@ -381,6 +389,8 @@ CASES = [
     ("monitor a class named top_label", m_class_named_top_label, ["'top_label'", "Rename that class"]),
     ("monitor a segment column that is not in the data", m_segment_column_typo,
      [r"'retaler' \(segment\)", r"columns\.segments \(the run spec", "rename the column in the data"]),
+    ("monitor two periods failed by one error", m_segment_column_typo_two_periods,
+     [r"^Error: 2024-01, 2024-02: .*'retaler' \(segment\)"]),
     ("monitor zero-byte delivery", m_zero_byte_delivery, ["2024-01.parquet", "0 bytes"]),
     ("monitor directory with one corrupt fragment", m_corrupt_fragment, ["part-1.parquet"]),
     ("monitor csv label typo (lable)", m_csv_label_typo,
@@ -451,7 +461,8 @@ ODD_CLASSES = ["café", " leading space", "trailing space ", "食品 · grocery"
 @pytest.mark.parametrize("setup, says", [
     (m_class_named_top_label, ["a class is named 'top_label'", "Rename that class"]),
     (m_segment_column_typo, ["'retaler' (segment)", "Correct the name in columns.segments"]),
-], ids=["class named top_label", "segment column typo"])
+    (m_segment_column_typo_two_periods, ["Error: 2024-01, 2024-02: ", "'retaler' (segment)"]),
+], ids=["class named top_label", "segment column typo", "two periods failed by one error"])
 def test_a_bad_monitor_input_is_refused_by_the_command_in_a_fresh_process(tmp_path, setup, says):
     """Bad-input cases above, through the installed command in a process of its own: exit 2, one
     Error line that says what to change, and no run in the store."""
