@@ -29,8 +29,9 @@ __all__ = ["SCIPY_SMIRNOV_MAX_N", "SMIRNOV_FAST_N", "ks_pvalue", "kstwo_sf", "sm
 #: From this n on, :func:`kstwo_sf` sums Smirnov's formula itself: every n where scipy's asymptotic
 #: survival function sums it (its ``n > 140`` branch). scipy's ``smirnov`` spends about 1.2 us a
 #: term on this machine (1.1 ms at n = 2,000, 1.2 s at n = 10^6); :func:`smirnov_sf` is faster on one
-#: thread by 6x at n = 500, 7.5x at 2,000, 12x at 10,000 and more. A period watched in 50 segments at 1M rows has some 70 such tests of a few thousand
-#: terms each, for segments whose scores moved: 0.2 s of its assessment with scipy's sum.
+#: thread by 6x at n = 500, 7.5x at 2,000, 12x at 10,000 and more. A period watched in 50 segments
+#: at 1M rows has some 70 such tests of a few thousand terms each, for segments whose scores moved:
+#: 0.2 s of its assessment with scipy's sum.
 SMIRNOV_FAST_N = 141
 
 #: Above this n scipy's ``smirnov`` does not sum at all: it returns the closed form

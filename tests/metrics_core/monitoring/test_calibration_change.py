@@ -64,8 +64,9 @@ def assert_same_test(got, expected, rel: float) -> None:
     """Two TestResults alike: the same test and verdict, their numbers (and details') within ``rel``."""
     assert (got.test, got.verdict, got.effect_name, sorted(got.details)) == (
         expected.test, expected.verdict, expected.effect_name, sorted(expected.details))
-    for a, b in [(got.statistic, expected.statistic), (got.p_value, expected.p_value),
-                 (got.effect_size, expected.effect_size), *((got.details[k], expected.details[k]) for k in got.details)]:
+    pairs = [(got.statistic, expected.statistic), (got.p_value, expected.p_value),
+             (got.effect_size, expected.effect_size)]
+    for a, b in [*pairs, *((got.details[k], expected.details[k]) for k in got.details)]:
         assert a == pytest.approx(b, rel=rel, abs=0, nan_ok=True)
 
 
