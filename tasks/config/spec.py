@@ -169,7 +169,8 @@ class MonitorSettings(_Model):
     price_bins_per_decade: int = Field(500, ge=10, le=10_000, description="Log-price bin resolution: "
                                        "500 per decade = 0.46 % relative width.")
     price_range: tuple[float, float] = Field((0.01, 1e6), description="Prices outside go to overflow bins.")
-    batch_size: int = Field(262_144, ge=1024)
+    batch_size: int | None = Field(None, ge=1024, description="Rows read per batch; default 262,144, or 524,288 "
+                                   "with columns.segments (metrics_core.monitoring.scan.BATCH_ROWS).")
 
     @field_validator("score_range", "price_range")
     @classmethod
