@@ -170,7 +170,7 @@ def _ks(m: _Merged, n: tuple, alpha: float, threshold: float | None, sizes: tupl
 
 def _ks_d(max_s: float, min_s: float) -> float:
     """ks_2samp's D from the largest and smallest ECDF difference (reference minus current)."""
-    min_s = float(np.clip(-min_s, 0, 1))
+    min_s = min(max(-float(min_s), 0.0), 1.0)  # np.clip's value (nan stays nan), without its call per test
     return min_s if min_s > max_s else max_s
 
 

@@ -134,5 +134,5 @@ def ks_pvalue(d: float, n1: int, n2: int) -> tuple[float, float, str]:
             method = "asymp"
     if method == "asymp":
         m, n = sorted([float(n1), float(n2)], reverse=True)
-        p = kstwo_sf(d, int(np.round(m * n / (m + n))))
-    return float(d), float(np.clip(p, 0, 1)), method
+        p = kstwo_sf(d, round(m * n / (m + n)))  # (round half to even, as np.round)
+    return float(d), min(max(float(p), 0.0), 1.0), method  # np.clip's value (nan stays nan), without its call

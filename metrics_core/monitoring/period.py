@@ -82,20 +82,28 @@ class Bins:
         return self._index(np.log10(price), lo, hi, self.n_price_bins)
 
     def score_points(self) -> np.ndarray:
-        """A representative value per bin: regular bin centres; overflow bins at the range ends."""
-        lo, hi = self.score_range
-        w = (hi - lo) / self.score_bins
-        return np.concatenate(([lo], lo + w * (np.arange(self.score_bins) + 0.5), [hi]))
+        """A representative value per bin: regular bin centres; overflow bins at the range ends
+        (:func:`_bin_points`: one read-only array per binning)."""
+        return _bin_points(*self.score_range, self.score_bins)
 
     def price_points(self) -> np.ndarray:
-        """Bin centres in log10 price (overflow bins at the range ends)."""
+        """Bin centres in log10 price (overflow bins at the range ends; :func:`_bin_points`)."""
         lo, hi = (math.log10(x) for x in self.price_range)
-        n = self.n_price_bins
-        return np.concatenate(([lo], lo + (hi - lo) / n * (np.arange(n) + 0.5), [hi]))
+        return _bin_points(lo, hi, self.n_price_bins)
 
     def score_edges(self) -> np.ndarray:
         """The ``score_bins + 1`` edges of the regular score bins."""
         return np.linspace(*self.score_range, self.score_bins + 1)
+
+
+@functools.lru_cache(maxsize=64)
+def _bin_points(lo: float, hi: float, n: int) -> np.ndarray:
+    """``lo``, the centres of ``n`` equal bins over [lo, hi], then ``hi``: one read-only array per
+    binning, so that the tests of a period's segments, which all read it, find their bins the same
+    by identity rather than by comparing thousands of values (:func:`~metrics_core.monitoring.kinds.base.run_jobs`)."""
+    out = np.concatenate(([lo], lo + (hi - lo) / n * (np.arange(n) + 0.5), [hi]))
+    out.flags.writeable = False
+    return out
 
 
 def class_name(value) -> str:
