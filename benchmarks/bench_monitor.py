@@ -22,6 +22,7 @@ import argparse
 import cProfile
 import os
 import pstats
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -192,22 +193,24 @@ def main(rounds: int, profile_rows: int | None, segments: bool = False, sizes=SI
     from flows.monitor_period import monitor_period
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-monitor-"))
-    t = time.perf_counter()
-    specs = {rows: make_spec(tmp, rows, ref) for rows, ref in sizes}
-    print(f"data written in {time.perf_counter() - t:.1f} s: {tmp}")
-    _, cold = timed(monitor_period, specs[sizes[0][0]], PERIOD, None, True)
-    print(f"first flow call, cold (imports, starts the local Prefect API): {cold:.2f} s")
-    if profile_rows:  # with --segments: the period watching its 50 retailers
-        spec = make_spec(tmp, profile_rows, dict(SIZES + LARGE_SIZES)[profile_rows], segments)
-        monitor_period(spec, PERIOD, None, True)
-        profile(spec)
-        return
-    if segments:
-        for rows, ref in sizes:
-            segments_ratio(tmp, rows, ref, rounds)
-        return
-    for rows, ref in sizes:
-        report(specs[rows], rows, ref, rounds)
+    try:  # the data (166 MB; 2 GB at 10M rows) and its MLflow store go with the run
+        t = time.perf_counter()
+        specs = {rows: make_spec(tmp, rows, ref) for rows, ref in sizes}
+        print(f"data written in {time.perf_counter() - t:.1f} s: {tmp}")
+        _, cold = timed(monitor_period, specs[sizes[0][0]], PERIOD, None, True)
+        print(f"first flow call, cold (imports, starts the local Prefect API): {cold:.2f} s")
+        if profile_rows:  # with --segments: the period watching its 50 retailers
+            spec = make_spec(tmp, profile_rows, dict(SIZES + LARGE_SIZES)[profile_rows], segments)
+            monitor_period(spec, PERIOD, None, True)
+            profile(spec)
+        elif segments:
+            for rows, ref in sizes:
+                segments_ratio(tmp, rows, ref, rounds)
+        else:
+            for rows, ref in sizes:
+                report(specs[rows], rows, ref, rounds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
