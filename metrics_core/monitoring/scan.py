@@ -19,7 +19,7 @@ from metrics_core.monitoring.features import feature_type, feature_update
 from metrics_core.monitoring.period import Bins, PeriodStats, class_name, labelled_sample_stats, update
 from metrics_core.monitoring.segments import dense_segments, merge_into, merge_segments, segment_update
 
-__all__ = ["BATCH_ROWS", "SEGMENT_BATCH_ROWS", "check_period_stats", "scan_period", "UNLABELLED"]
+__all__ = ["BATCH_ROWS", "SEGMENT_BATCH_ROWS", "check_period_stats", "default_batch_rows", "scan_period", "UNLABELLED"]
 
 #: The label index of an unlabelled row of a monitored period (-1 is a label outside the class list).
 UNLABELLED = -2
@@ -46,6 +46,20 @@ BATCH_ROWS = 262_144
 #: 0.84 s at 524,288 (the reference and the period scanned at once: 1.12-1.18 s and 1.02 s), with
 #: about the same peak memory of four monitoring runs in one process (2,300-2,400 MiB against 2,440-2,610).
 SEGMENT_BATCH_ROWS = 524_288
+
+
+def default_batch_rows(segments: Sequence[str] = (), batch_rows: int | None = None) -> int:
+    """The rows per batch a scan reads: ``batch_rows`` when given, else :data:`SEGMENT_BATCH_ROWS`
+    with segment columns and :data:`BATCH_ROWS` without.
+
+    Examples
+    --------
+    >>> default_batch_rows(), default_batch_rows(["retailer"]), default_batch_rows(["retailer"], 10_000)
+    (262144, 524288, 10000)
+    """
+    if batch_rows is not None:
+        return batch_rows
+    return SEGMENT_BATCH_ROWS if segments else BATCH_ROWS
 
 
 def _class_indices(batch: pa.RecordBatch, path, first_row: int, labels: np.ndarray, checks: dict,
@@ -197,9 +211,9 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
     filter : pyarrow.dataset.Expression, optional
         Row selection (e.g. the period's rows of one dataset).
     batch_rows : int, optional
-        Rows per batch read; None: :data:`BATCH_ROWS`, or :data:`SEGMENT_BATCH_ROWS` with
-        ``segments``. The statistics do not depend on it but for the rounding of float sums
-        (weights, calibration sums) added in another order.
+        Rows per batch read; None: :func:`default_batch_rows` (:data:`BATCH_ROWS`, or
+        :data:`SEGMENT_BATCH_ROWS` with ``segments``). The statistics do not depend on it but for
+        the rounding of float sums (weights, calibration sums) added in another order.
     progress : callable, optional
         Called with the number of rows of each batch read.
     where : str
@@ -260,8 +274,7 @@ def scan_period(source, task: str, labels: Sequence, bins: Bins = Bins(), *, lab
         raise InputError("design_weight: design weights belong to a monitored period's labelled sample "
                          "(partial_labels=True); a reference window is fully labelled and read without them.")
     segments = list(dict.fromkeys(segments))
-    if batch_rows is None:
-        batch_rows = SEGMENT_BATCH_ROWS if segments else BATCH_ROWS
+    batch_rows = default_batch_rows(segments, batch_rows)
     needed = [c for c in (label, prediction, price, weight, design_weight) if c] + scores
     needed += [c for c in segments if c not in needed]
     in_memory = isinstance(source, pa.Table)

@@ -61,6 +61,22 @@ def test_the_statistics_do_not_depend_on_the_threads_and_progress_counts_every_b
     assert sum(seen) == 3_000 and len(seen) > 1 and max(seen) <= 400
 
 
+@pytest.mark.parametrize("segments, batches", [((), [262_144, 262_144, 75_712]), (("retailer",), [524_288, 75_712])])
+def test_a_scan_reads_larger_batches_by_default_when_it_watches_segments(tmp_path, segments, batches):
+    """Each segment of a batch costs a fixed part: with segments the default batch is twice as large
+    (the run spec's monitor.batch_size passes None unless set); a batch size given is kept."""
+    n = 600_000
+    rng = np.random.default_rng(0)
+    table = pa.table({"label": np.array(["a", "b"])[rng.integers(0, 2, n)], "retailer": rng.integers(0, 3, n)})
+    path = tmp_path / "p.parquet"
+    pq.write_table(table.append_column("prediction", table["label"]), path)
+    for batch_rows, expected in ((None, batches), (200_000, [200_000, 200_000, 200_000])):
+        seen: list[int] = []
+        stats = mon.scan_period(path, "binary", ["a", "b"], label="label", prediction="prediction", segments=segments,
+                                batch_rows=batch_rows, progress=seen.append, threads=1)
+        assert seen == expected and stats.n_rows == n
+
+
 def test_a_bad_row_is_named_by_file_and_counted_over_the_file_on_threads(tmp_path):
     table = _rows(1_000)
     weight = table["weight"].to_numpy().copy()
