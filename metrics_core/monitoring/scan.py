@@ -43,8 +43,8 @@ BATCH_ROWS = 262_144
 #: :func:`~metrics_core.monitoring.period.update`, some 370 Python and numpy calls whatever its rows,
 #: and two scan threads queue for the GIL on them: twice the rows a batch halves that part.
 #: Measured on the same 1M rows with 50 segments: the pass takes 0.97 s at 262,144 rows a batch and
-#: 0.84 s at 524,288 (the reference and the period scanned at once: 1.12-1.18 s and 1.02 s), with
-#: about the same peak memory of four monitoring runs in one process (2,300-2,400 MiB against 2,440-2,610).
+#: 0.84 s at 524,288 (the reference and the period scanned at once: 1.12-1.18 s and 1.02 s); the peak
+#: resident memory of four such monitoring runs in one process: 2,300-2,400 MiB against 2,440-2,610 MiB.
 SEGMENT_BATCH_ROWS = 524_288
 
 

@@ -170,7 +170,7 @@ class MonitorSettings(_Model):
                                        "500 per decade = 0.46 % relative width.")
     price_range: tuple[float, float] = Field((0.01, 1e6), description="Prices outside go to overflow bins.")
     batch_size: int | None = Field(None, ge=1024, description="Rows read per batch; default 262,144, or 524,288 "
-                                   "with columns.segments (metrics_core.monitoring.scan.BATCH_ROWS).")
+                                   "with columns.segments (metrics_core.monitoring.scan.default_batch_rows).")
 
     @field_validator("score_range", "price_range")
     @classmethod
