@@ -345,7 +345,8 @@ def price_impact_binned(stats: "PeriodStats", alpha: float = 0.05) -> pl.DataFra
 
     Examples
     --------
-    >>> from metrics_core.monitoring.period import Bins, update
+    >>> from metrics_core.monitoring.bins import Bins
+    >>> from metrics_core.monitoring.period import update
     >>> s = update("binary", np.array([0, 1]), Bins(), np.array([0, 1, 1]), label_idx=np.array([0, 1, 0]),
     ...            price=np.array([1.0, 2.0, 3.0]))
     >>> price_impact_binned(s).select("class", "group", "n").row(0)

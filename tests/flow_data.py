@@ -56,7 +56,8 @@ def period_arrays(n: int, seed: int, **kw) -> tuple[np.ndarray, np.ndarray]:
 
 def multiclass_stats(y: np.ndarray, s: np.ndarray, labelled: bool = True):
     """The monitoring statistics (``PeriodStats``) of scored rows, predicted by their largest score."""
-    from metrics_core.monitoring.period import Bins, update
+    from metrics_core.monitoring.bins import Bins
+    from metrics_core.monitoring.period import update
 
     return update("multiclass", np.array(LABELS), Bins(), s.argmax(axis=1), label_idx=y if labelled else None,
                   scores=s)
@@ -64,7 +65,8 @@ def multiclass_stats(y: np.ndarray, s: np.ndarray, labelled: bool = True):
 
 def binary_stats(n: int, seed: int, prev: float = 0.12, signal: float = 1.8):
     """The monitoring statistics of n binary rows: prevalence ``prev``, logistic scores separated by ``signal``."""
-    from metrics_core.monitoring.period import Bins, update
+    from metrics_core.monitoring.bins import Bins
+    from metrics_core.monitoring.period import update
 
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < prev).astype(int)

@@ -16,7 +16,8 @@ on in-memory tables (a notebook) and returns the :class:`PeriodAssessment` the f
 
 from metrics_core.monitoring.decision import (MIN_EXPECTED, POWER, VERDICTS, Alert, Headline, HeadlineCheck, Reason,
                                               decide_alert, headline_check, headline_test, min_labelled)
-from metrics_core.monitoring.period import MAX_CELL_CLASSES, Bins, PeriodStats, binned, class_name, update
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import MAX_CELL_CLASSES, PeriodStats, binned, class_name, update
 from metrics_core.monitoring.kinds import KINDS, MIN_PRICE_ROWS, Kind, TestKey, run_tests
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, POLICY, POLICY_FIELDS, AlertPolicy
 from metrics_core.monitoring.scan import scan_period

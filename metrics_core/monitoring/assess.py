@@ -26,7 +26,8 @@ from metrics_core.monitoring.calibration_change import calibration_change
 from metrics_core.monitoring.calibration_map import cached_calibration_map
 from metrics_core.monitoring.estimate import assess_estimate
 from metrics_core.monitoring.decision import Alert, Headline, Reason, decide_alert
-from metrics_core.monitoring.period import Bins, PeriodStats
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import PeriodStats
 from metrics_core.monitoring.policy import DEFAULT_HEADLINE, AlertPolicy
 from metrics_core.monitoring.scan import scan_period
 from metrics_core.monitoring.segments import (SEGMENT_BOOT, SegmentTests, segment_metrics, segment_table,

@@ -304,7 +304,8 @@ def support(reference: PeriodStats, current: PeriodStats, score_shift: float | N
 
     Examples
     --------
-    >>> from metrics_core.monitoring.period import Bins, update
+    >>> from metrics_core.monitoring.bins import Bins
+    >>> from metrics_core.monitoring.period import update
     >>> rng = np.random.default_rng(0)
     >>> s = rng.random(4000); y = (rng.random(4000) < s).astype(int)
     >>> ref = update("binary", np.array([0, 1]), Bins(), (s >= 0.5).astype(int), label_idx=y, scores=s[:, None])

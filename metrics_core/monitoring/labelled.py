@@ -35,7 +35,8 @@ def is_sample(current: PeriodStats) -> bool:
     """Whether the period's labels are a sample to estimate from: some rows unlabelled, or design
     weights other than 1. A fully labelled period without design weights is measured as it is.
 
-    >>> from metrics_core.monitoring.period import Bins, update
+    >>> from metrics_core.monitoring.bins import Bins
+    >>> from metrics_core.monitoring.period import update
     >>> full = update("binary", np.array([0, 1]), Bins(), np.array([0, 1]), label_idx=np.array([0, 1]),
     ...               labelled_sample=True)
     >>> part = update("binary", np.array([0, 1]), Bins(), np.array([0, 1]), label_idx=np.array([0, -1]),

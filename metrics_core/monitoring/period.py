@@ -1,109 +1,27 @@
-"""Mergeable per-period monitoring statistics: fixed bins, :class:`PeriodStats` and the per-batch update."""
+"""Mergeable per-period monitoring statistics: :class:`PeriodStats` and the per-batch update, over fixed bins."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from metrics_core.calibration import CalibrationSet, calibration_set
 from metrics_core.counts import BinnedScoreCounts, ConfusionCounts, ScoreCounts
 from metrics_core.errors import InputError
+from metrics_core.monitoring.bins import Bins
 from metrics_core.monitoring.features import FeatureStats, with_features
+from metrics_core.monitoring.sample import SampleStats, sample_update, score_bin
 from metrics_core.monitoring.sparse import added, histogram
 from metrics_core.stats import BinaryStats, MulticlassStats
 
-if TYPE_CHECKING:  # (sample.py reads this module's Bins: imported where used, not at the top)
-    from metrics_core.monitoring.sample import SampleStats
-
-__all__ = ["Bins", "PeriodStats", "update", "labelled_sample_stats", "binned", "class_name", "MAX_CELL_CLASSES",
+__all__ = ["PeriodStats", "update", "labelled_sample_stats", "binned", "class_name", "MAX_CELL_CLASSES",
            "SAMPLE_BINS", "sample_bins"]
 
 #: Most classes for which the per-cell price histograms (Annex E) are kept (memory K x K x bins).
 MAX_CELL_CLASSES = 30
-
-
-@dataclass(frozen=True)
-class Bins:
-    """Fixed bins shared by every period, so that the statistics of any two periods merge and compare.
-
-    Parameters
-    ----------
-    score_bins : int
-        Equal-width score bins over ``score_range`` (0.001 wide by default: the binned KS and
-        Wasserstein statistics are within one bin width of those on the rows).
-    score_range : (float, float)
-        Range of the score bins.
-    price_bins_per_decade : int
-        Equal-width bins of log10 price per factor of ten (500: 0.46 % relative width).
-    price_range : (float, float)
-        Range of the price bins (> 0).
-
-    Each binning has one overflow bin below and one above its range (index 0 and n + 1); values
-    there are counted, not dropped (``PeriodStats.overflow``).
-
-    Examples
-    --------
-    >>> b = Bins(score_bins=4)
-    >>> b.score_index(np.array([-0.1, 0.0, 0.3, 1.0, 1.2])).tolist()
-    [0, 1, 2, 4, 5]
-    """
-
-    score_bins: int = 1000
-    score_range: tuple[float, float] = (0.0, 1.0)
-    price_bins_per_decade: int = 500
-    price_range: tuple[float, float] = (0.01, 1e6)
-
-    @property
-    def n_price_bins(self) -> int:
-        """Number of regular price bins."""
-        lo, hi = (math.log10(x) for x in self.price_range)
-        return int(round((hi - lo) * self.price_bins_per_decade))
-
-    @staticmethod
-    def _index(x: np.ndarray, lo: float, hi: float, n: int) -> np.ndarray:
-        """0 = below lo, 1..n regular bins (the last closed), n + 1 = above hi."""
-        idx = np.floor((x - lo) * (n / (hi - lo))).astype(np.int64) + 1
-        np.clip(idx, 0, n + 1, out=idx)
-        idx[x == hi] = n
-        return idx
-
-    def score_index(self, scores: np.ndarray) -> np.ndarray:
-        """Bin index of each score (0 and ``score_bins + 1`` are the overflow bins)."""
-        return self._index(scores, *self.score_range, self.score_bins)
-
-    def price_index(self, price: np.ndarray) -> np.ndarray:
-        """Bin index of each price, on the log10 scale (0 and ``n_price_bins + 1`` are overflow)."""
-        lo, hi = (math.log10(x) for x in self.price_range)
-        return self._index(np.log10(price), lo, hi, self.n_price_bins)
-
-    def score_points(self) -> np.ndarray:
-        """A representative value per bin: regular bin centres; overflow bins at the range ends
-        (:func:`_bin_points`: one read-only array per binning)."""
-        return _bin_points(*self.score_range, self.score_bins)
-
-    def price_points(self) -> np.ndarray:
-        """Bin centres in log10 price (overflow bins at the range ends; :func:`_bin_points`)."""
-        lo, hi = (math.log10(x) for x in self.price_range)
-        return _bin_points(lo, hi, self.n_price_bins)
-
-    def score_edges(self) -> np.ndarray:
-        """The ``score_bins + 1`` edges of the regular score bins."""
-        return np.linspace(*self.score_range, self.score_bins + 1)
-
-
-@functools.lru_cache(maxsize=64)
-def _bin_points(lo: float, hi: float, n: int) -> np.ndarray:
-    """``lo``, the centres of ``n`` equal bins over [lo, hi], then ``hi``: one read-only array per
-    binning, so that the tests of a period's segments, which all read it, find their bins the same
-    by identity rather than by comparing thousands of values (:func:`~metrics_core.monitoring.kinds.base.run_jobs`)."""
-    out = np.concatenate(([lo], lo + (hi - lo) / n * (np.arange(n) + 0.5), [hi]))
-    out.flags.writeable = False
-    return out
 
 
 def class_name(value) -> str:
@@ -364,8 +282,6 @@ def sample_bins(bins: Bins, scores: np.ndarray | None, pred_idx: np.ndarray, tas
     >>> sample_bins(Bins(), np.array([[0.2, 0.8], [0.999, 0.001]]), np.array([1, 0]), "multiclass")[0].tolist()
     [80, 99]
     """
-    from metrics_core.monitoring.sample import score_bin
-
     if scores is None or tuple(bins.score_range) != (0.0, 1.0):
         return np.zeros(pred_idx.size, np.int64), 1
     own = scores[:, 0] if task == "binary" else scores[np.arange(pred_idx.size), pred_idx]
@@ -458,13 +374,11 @@ def update(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, *, l
 
 def labelled_sample_stats(task: str, labels: np.ndarray, bins: Bins, pred_idx: np.ndarray, label_idx: np.ndarray,
                           scores: np.ndarray | None = None, price: np.ndarray | None = None,
-                          design_weight: np.ndarray | None = None) -> "SampleStats":
+                          design_weight: np.ndarray | None = None) -> SampleStats:
     """The design statistics of one batch's labelled sample (:func:`update` with ``labelled_sample``):
     :func:`~metrics_core.monitoring.sample.sample_update` with the predicted classes as strata, the
     bins of :func:`sample_bins` and, with prices and at most ``MAX_CELL_CLASSES`` classes, the
     price cells; a negative ``label_idx`` is an unlabelled row."""
-    from metrics_core.monitoring.sample import sample_update
-
     on = label_idx >= 0
     bin_idx, n_bins = sample_bins(bins, scores, pred_idx, task)
     prices = {}

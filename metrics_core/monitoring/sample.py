@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics_core.errors import InputError, bad_rows
-from metrics_core.monitoring.period import Bins
+from metrics_core.monitoring.bins import Bins
 
 __all__ = ["SampleStats", "CellSums", "sample_update", "merged", "expansion", "effective_sample_size", "score_bin",
            "conditional_from_map", "DEFF_LIMIT", "unequal", "expanded_cells"]

@@ -16,7 +16,8 @@ from metrics_core.dataset.parallel import scan_batches
 from metrics_core.errors import InputError, NoRowsError
 from metrics_core.misread import warn_threshold_scale_period
 from metrics_core.monitoring.features import feature_type, feature_update
-from metrics_core.monitoring.period import Bins, PeriodStats, class_name, labelled_sample_stats, update
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import PeriodStats, class_name, labelled_sample_stats, update
 from metrics_core.monitoring.segments import dense_segments, merge_into, merge_segments, segment_update
 
 __all__ = ["BATCH_ROWS", "SEGMENT_BATCH_ROWS", "check_period_stats", "default_batch_rows", "scan_period", "UNLABELLED"]

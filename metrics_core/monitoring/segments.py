@@ -23,7 +23,8 @@ import pyarrow.compute as pc
 
 from metrics_core.monitoring.decision import Alert, Headline
 from metrics_core.monitoring.kinds import TestKey, run_tests_of
-from metrics_core.monitoring.period import Bins, PeriodStats, class_name, update
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import PeriodStats, class_name, update
 from metrics_core.monitoring.sample import merged as merged_samples
 from metrics_core.monitoring.sparse import SparseCounts, add_into, added
 

@@ -88,7 +88,8 @@ def run_tests(reference: PeriodStats, current: PeriodStats) -> dict[TestKey, Tes
 
     Examples
     --------
-    >>> from metrics_core.monitoring.period import Bins, update
+    >>> from metrics_core.monitoring.bins import Bins
+    >>> from metrics_core.monitoring.period import update
     >>> ref = update("binary", np.array([0, 1]), Bins(score_bins=10), np.array([0, 1, 0, 0]))
     >>> cur = update("binary", np.array([0, 1]), Bins(score_bins=10), np.array([1, 1, 0, 1]))
     >>> [k.name for k in run_tests(ref, cur)]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core.compute import binary_confusion_metrics, multiclass_confusion_metrics
-from metrics_core.monitoring.period import Bins, PeriodStats, update
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import PeriodStats, update
 
 #: The kinds of period simulated.
 KINDS = ("stable", "covariate", "label", "overconfident")

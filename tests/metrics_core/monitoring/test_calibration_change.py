@@ -10,7 +10,8 @@ from flow_data import LABELS, binary_stats, multiclass_stats, period_arrays
 from metrics_core.monitoring import TestKey
 from metrics_core.monitoring.calibration_change import _binned_rows, calibration_change, calibration_result
 from metrics_core.monitoring.calibration_map import fit_calibration_map
-from metrics_core.monitoring.period import Bins, update
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import update
 from metrics_core.monitoring.policy import POLICY
 
 

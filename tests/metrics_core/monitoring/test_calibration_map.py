@@ -12,7 +12,8 @@ from scipy.optimize import isotonic_regression
 from flow_data import LABELS, scored_rows
 from metrics_core import monitoring as mon
 from metrics_core.monitoring import calibration_map
-from metrics_core.monitoring.period import Bins, update
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import update
 
 
 def test_each_bootstrap_replicate_is_the_map_refitted_on_redrawn_positives():

@@ -13,7 +13,8 @@ from metrics_core.monitoring.calibration_change import calibration_change
 from metrics_core.monitoring.calibration_map import fit_calibration_map
 from metrics_core.monitoring.estimate import (MIN_SUPPORT_SHARE, PREFIX, assess_estimate, estimate_period,
                                              expected_confusion, support)
-from metrics_core.monitoring.period import Bins, update
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import update
 from metrics_core.monitoring.policy import POLICY
 
 

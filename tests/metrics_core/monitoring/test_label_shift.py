@@ -11,7 +11,8 @@ from monitoring_data import broken_scoring
 from metrics_core.monitoring.calibration_map import fit_calibration_map
 from metrics_core.monitoring.estimate import LABEL_SHARE, PREFIX, assess_estimate, estimate_period
 from metrics_core.monitoring.label_shift import adjust, cell_posteriors, em_priors
-from metrics_core.monitoring.period import Bins, update
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import update
 
 
 def _coverage(task, kind, seeds, n_boot, keys=("accuracy", "balanced_accuracy")):

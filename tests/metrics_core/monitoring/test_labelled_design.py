@@ -14,7 +14,8 @@ from metrics_core.calibration import calibration_set
 from metrics_core.monitoring.calibration_map import cached_calibration_map
 from metrics_core.monitoring.calibration_change import calibration_change
 from metrics_core.monitoring.labelled import design_calibration_change
-from metrics_core.monitoring.period import Bins, sample_bins
+from metrics_core.monitoring.bins import Bins
+from metrics_core.monitoring.period import sample_bins
 from metrics_core.monitoring.sample import sample_update, unequal
 
 K = LABELS.size
